@@ -370,3 +370,61 @@ fn a_cracked_lid_no_pebble_reaches_stays_shut() {
         .replace("spring 10 11", "spring 13 11");
     assert!(!warns(&notch), "{notch}");
 }
+
+/// `levels/probes/guest-lift-down-through-ledges`: a lift going down through a row of one-way
+/// ledges across the map, the nest under the row. The carry is checked against solid blocks
+/// only, but at speed 4 (128 sub-units a tick, 32 to a tile) the lift's top meets the ledges'
+/// top on a tick, and the rider's fall that tick lands on the ledge: nothing gets below the
+/// row. The check counted every row of the lift's path a launch for whoever reached any of it.
+/// At speed 5 (160) the carry takes the feet past the ledges' top inside a tick, the bird rides
+/// on through, and the twin is won (the referee, below): no warning there.
+#[test]
+fn a_lift_that_sets_its_rider_down_on_a_ledge_row_is_cut_there() {
+    let map = |speed: u32| {
+        room(
+            &[
+                "............",
+                "............",
+                "............",
+                "............",
+                "............",
+                "GGGG........",
+                "EEEE........",
+                "------------",
+                "............",
+                "............",
+                "............",
+                "............",
+                "............",
+                "GGGGGGGGGGGG",
+            ],
+            &format!("start 1 4\nplatform 4 5 dx=0 dy=7 speed={speed} width=2\nnest 10 12\n"),
+        )
+    };
+    // Onto the lift, ride it for a while, and walk right off it.
+    let won = |text: &str| {
+        let m = parse_map(text).unwrap();
+        (0..=120u16).any(|k| {
+            let (_, status) = trail(&m, 1, &[(8, 22), (4, 5 * k + 1), (8, 60)]);
+            status == Status::Won
+        })
+    };
+    for speed in [1, 2, 4, 8, 16] {
+        assert!(!won(&map(speed)), "speed {speed}");
+        assert!(warns(&map(speed)), "speed {speed}");
+    }
+    for speed in [5, 7] {
+        assert!(won(&map(speed)), "speed {speed}");
+        assert!(!warns(&map(speed)), "speed {speed}");
+    }
+    // A gap in the ledge row under the path: the rider goes down through it.
+    let gap = map(4).replace("------------\n", "----..------\n");
+    assert!(!warns(&gap), "{gap}");
+    // The lift sideways as far as down: still aligned; further sideways than down: not cut.
+    let diag = map(4)
+        .replace("dx=0 dy=7", "dx=5 dy=7")
+        .replace("nest 10 12", "nest 11 12");
+    assert!(warns(&diag), "{diag}");
+    let wide = map(4).replace("dx=0 dy=7", "dx=6 dy=5");
+    assert!(!warns(&wide), "{wide}");
+}

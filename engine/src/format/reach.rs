@@ -5,7 +5,7 @@
 //! the bird's feet (the bird never overlaps a solid tile, so that tile is never solid), which
 //! moves to one of its 8 neighbours at most per tick. A path starts at a *launch*: standing on
 //! ground or a platform (jump, then the egg boost), a spring, a stomp on an enemy, or the
-//! start. From a launch the bird may then move through open tiles (not solid, cracked rock
+//! start (a lift that sets its rider down on a row of ledges across its path is cut there). From a launch the bird may then move through open tiles (not solid, cracked rock
 //! counted open where a pebble fired from a reached tile can hit it, see `refined`; into
 //! spikes, but not down out of them) in any order of steps, as long as it stays inside the launch's
 //! *envelope*: no higher than the highest row the real physics reaches from that launch, and no
@@ -21,11 +21,11 @@
 
 use crate::sim::map::Map;
 use crate::sim::palette::{
-    Block, EntityKind, FLYER_AXIS, FLYER_RANGE, PLATFORM_DX, PLATFORM_DY, PLATFORM_WIDTH,
-    SPRING_STRENGTH, WALKER_RANGE,
+    Block, EntityKind, FLYER_AXIS, FLYER_RANGE, PLATFORM_DX, PLATFORM_DY, PLATFORM_SPEED,
+    PLATFORM_WIDTH, SPRING_STRENGTH, WALKER_RANGE,
 };
 use crate::sim::physics::{
-    spring_speed, BOOST_SPEED, COYOTE_TICKS, GRAVITY, JUMP_SPEED, MAX_FALL, RUN_SPEED,
+    spring_speed, BOOST_SPEED, COYOTE_TICKS, GRAVITY, JUMP_SPEED, MAX_FALL, RUN_SPEED, SPEED_UNIT,
     STOMP_BOUNCE, TILE,
 };
 use std::sync::OnceLock;
@@ -433,13 +433,45 @@ fn flood(
             EntityKind::Platform => {
                 let (dx, dy) = (e.param(PLATFORM_DX) as i32, e.param(PLATFORM_DY) as i32);
                 let pw = e.param(PLATFORM_WIDTH) as i32;
-                Source {
-                    x0: x.min(x + dx) - 1,
-                    x1: x.max(x + dx) + pw,
-                    y0: y.min(y + dy) - 1,
-                    y1: y.max(y + dy) - 1,
-                    env: &env.ride,
+                let (x0, x1) = (x.min(x + dx) - 1, x.max(x + dx) + pw);
+                let (y0, y1) = (y.min(y + dy) - 1, y.max(y + dy) - 1);
+                // A lift whose top meets every tile's top on a tick sets its rider down on a
+                // row of one-way ledges (or solid blocks) under every column the rider's feet
+                // can be in: the carry leaves the feet on the row's top, and the fall that tick
+                // lands there. Riding from above such a row never gets below it, so the path
+                // is cut there: each part is started only from its own rows, and its launches
+                // are its rows and every row above (the ride up passes one-way ledges).
+                let step = e.param(PLATFORM_SPEED) as i32 * SPEED_UNIT;
+                let aligned = dy.abs() >= dx.abs() && TILE % step == 0;
+                let sets_down = |b: i32| {
+                    (x0.max(0)..=x1.min(w - 1)).all(|cx| {
+                        let t = tile(cx, b);
+                        t == Block::Ledge || (t.is_solid() && t != Block::Cracked)
+                    })
+                };
+                let mut top = y0;
+                for b in y0 + 1..=y1 + 1 {
+                    if b <= y1 && !(aligned && sets_down(b)) {
+                        continue;
+                    }
+                    let id = sources.len() as u32;
+                    for yy in top..b {
+                        for xx in x0..=x1 {
+                            if open(xx, yy) {
+                                starts[idx(xx, yy)].push(id);
+                            }
+                        }
+                    }
+                    sources.push(Source {
+                        x0,
+                        x1,
+                        y0,
+                        y1: b - 1,
+                        env: &env.ride,
+                    });
+                    top = b;
                 }
+                continue;
             }
             EntityKind::Spring => {
                 let s = (e.param(SPRING_STRENGTH) as usize).min(env.spring.len() - 1);

@@ -101,7 +101,7 @@ impl Level {
 }
 
 /// The classes, each around one mechanic.
-pub const CLASSES: [&str; 11] = [
+pub const CLASSES: [&str; 12] = [
     "crumbling-stair-hole",
     "lift-shaft",
     "far-platform",
@@ -113,6 +113,7 @@ pub const CLASSES: [&str; 11] = [
     "flyers",
     "mixed-tower",
     "low-corridor",
+    "lift-ledges",
 ];
 
 /// Level `index` of class `class` (an index into `CLASSES`). The start is on the floor at the
@@ -130,6 +131,7 @@ pub fn level(class: usize, index: u64) -> Level {
         "cracked" => cracked(&mut r),
         "flyers" => flyers(&mut r),
         "low-corridor" => low_corridor(&mut r),
+        "lift-ledges" => lift_ledges(&mut r),
         _ => mixed(&mut r),
     }
 }
@@ -287,6 +289,50 @@ fn lift_shaft(r: &mut Rng) -> Level {
             l.set(x + 4 + dx, y + r.range(-3, 1), b'-');
         }
     }
+    l
+}
+
+/// A lift from an upper floor down through a row of one-way ledges across the room (one
+/// time in four with a gap, or crumbling), at any speed, straight down, at a slant or further
+/// sideways than down, starting at the top or the bottom. A lift whose top meets every tile's
+/// top on a tick sets its rider down on the ledges (the relaxed check cuts its path there); at
+/// other speeds the carry takes the rider through (`levels/probes/guest-lift-down-through-ledges`).
+fn lift_ledges(r: &mut Rng) -> Level {
+    let (w, h) = (r.range(14, 40) as usize, r.range(14, 40) as usize);
+    let mut l = Level::new(w, h);
+    let (wi, hi) = (w as i64, h as i64);
+    let top = r.range(3, 6);
+    for x in 0..4 {
+        l.set(x, top, b'G');
+    }
+    let dy = r.range(3, (hi - top - 2).min(24));
+    let dx = match r.next(3) {
+        0 => 0,
+        1 => r.range(1, dy),
+        _ => r.range(1, dy + 6),
+    }
+    .min(wi - 8);
+    let width = r.range(1, 3);
+    let speed = r.range(1, 16);
+    let (y0, d) = if r.next(2) == 0 {
+        (top, dy)
+    } else {
+        (top + dy, -dy)
+    };
+    let x0 = if d > 0 { 4 } else { 4 + dx };
+    let ddx = if d > 0 { dx } else { -dx };
+    l.ents.push(format!(
+        "platform {x0} {y0} dx={ddx} dy={d} speed={speed} width={width}"
+    ));
+    let row = top + r.range(1, dy);
+    let b = [b'-', b'-', b'-', b'~'][r.next(4) as usize];
+    for x in 0..wi {
+        l.set(x, row, b);
+    }
+    if r.next(4) == 0 {
+        l.set(r.range(0, wi - 1), row, b'.');
+    }
+    l.start = (1, (top - 1) as usize);
     l
 }
 
