@@ -442,7 +442,7 @@ fn flood(
                 // is cut there: each part is started only from its own rows, and its launches
                 // are its rows and every row above (the ride up passes one-way ledges).
                 let step = e.param(PLATFORM_SPEED) as i32 * SPEED_UNIT;
-                let aligned = dy.abs() >= dx.abs() && TILE % step == 0;
+                let aligned = dy.abs() >= dx.abs() && step > 0 && TILE % step == 0;
                 let sets_down = |b: i32| {
                     (x0.max(0)..=x1.min(w - 1)).all(|cx| {
                         let t = tile(cx, b);
