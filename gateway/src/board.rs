@@ -928,31 +928,34 @@ pub struct ThreadFilter<'a> {
 /// whether the caller may read their levels, each in one pipeline; more of the index only
 /// when threads of blocked authors or unreadable levels left the first part short. The
 /// full view (posts, display names, the caller's fields) only for the page shown. The same
-/// threads in the same order as judging every thread ([`list_threads_scan`]).
+/// threads in the same order as judging every thread ([`list_threads_scan`]). An `offset` at
+/// or past the index's length (which counts every thread listing could show) is answered
+/// empty after the first round trip, and of the threads before `offset` only their number is
+/// kept, so a deep offset costs the threads it passes, never memory for them.
 pub async fn list_threads(
     store: &Store,
     caller: &Account,
     filter: &ThreadFilter<'_>,
 ) -> Result<ThreadList, ToolError> {
     let mut seen = Lookups::default();
-    let listed = match index_of(store, filter) {
+    let mut page = match index_of(store, filter) {
         Some(index) => listed_threads(store, caller, filter, &index, &mut seen).await?,
         None => Vec::new(),
     };
-    let more = listed.len() > filter.offset.saturating_add(THREAD_PAGE);
-    thread_page(store, caller, listed, filter.offset, more, &mut seen).await
+    let more = page.len() > THREAD_PAGE;
+    page.truncate(THREAD_PAGE);
+    thread_page(store, caller, page, filter.offset, more, &mut seen).await
 }
 
-/// The page of the listed threads at `offset` with their full views, counted as a read.
+/// The `page` of listed threads at `offset` with their full views, counted as a read.
 async fn thread_page(
     store: &Store,
     caller: &Account,
-    listed: Vec<Fields>,
+    page: Vec<Fields>,
     offset: usize,
     more: bool,
     seen: &mut Lookups,
 ) -> Result<ThreadList, ToolError> {
-    let page: Vec<Fields> = listed.into_iter().skip(offset).take(THREAD_PAGE).collect();
     // A thread hidden between the judging and these reads drops out of the page.
     let items: Vec<ThreadView> = thread_views(store, &page, &caller.name, seen)
         .await?
@@ -971,8 +974,8 @@ async fn thread_page(
 /// The most index entries one pipeline of [`listed_threads`] reads.
 const INDEX_CHUNK_MAX: usize = 500;
 
-/// The first `offset` + 21 threads of `index` agents may list (fewer at its end), in its
-/// order: the index holds the threads neither withdrawn nor with their first post hidden;
+/// The threads of `index` agents may list from place `offset` + 1, 21 of them (one more than
+/// the page; fewer at its end), in its order: the index holds the threads neither withdrawn nor with their first post hidden;
 /// these are the ones whose author is not blocked and (with a level filter) whose level the
 /// caller may read now. Builds the indexes first if the board predates them.
 async fn listed_threads(
@@ -984,28 +987,34 @@ async fn listed_threads(
 ) -> Result<Vec<Fields>, ToolError> {
     let want = filter.offset.saturating_add(THREAD_PAGE + 1);
     let mut out: Vec<Fields> = Vec::new();
+    // The listable threads met so far: those before `offset` are counted, not kept.
+    let mut listed = 0usize;
     let mut start = 0usize;
     let mut checked = false;
-    while out.len() < want {
+    while listed < want {
         // A few more than missing: a blocked author's thread now and then costs no round trip.
-        let missing = want - out.len();
+        let missing = want - listed;
         let chunk = missing.saturating_add(missing / 8 + 2).min(INDEX_CHUNK_MAX);
         let stop = start.saturating_add(chunk - 1).min(isize::MAX as usize) as isize;
         let mut pipe = redis::pipe();
         if !checked {
-            pipe.get(keys::board_index_built(store));
+            pipe.get(keys::board_index_built(store)).zcard(index);
         }
         pipe.zrevrange(index, start.min(isize::MAX as usize) as isize, stop);
         let ids: Vec<String> = if checked {
             let (ids,): (Vec<String>,) = pipe.query_async(&mut store.conn()).await?;
             ids
         } else {
-            let (built, ids): (Option<String>, Vec<String>) =
+            let (built, indexed, ids): (Option<String>, usize, Vec<String>) =
                 pipe.query_async(&mut store.conn()).await?;
             checked = true;
             if built.as_deref() != Some(INDEX_VERSION) {
                 build_indexes(store).await?;
                 continue;
+            }
+            // Nothing at or past the index's end: not a thread of it is read.
+            if filter.offset >= indexed {
+                return Ok(Vec::new());
             }
             ids
         };
@@ -1033,14 +1042,16 @@ async fn listed_threads(
             let readable = filter.level.is_none()
                 || seen.levels.get(&level_ref(&t)).is_some_and(Option::is_some);
             if !blocked && readable && field(&t, "withdrawn") != "1" {
-                out.push(t);
+                if listed >= filter.offset && listed < want {
+                    out.push(t);
+                }
+                listed += 1;
             }
         }
         if end {
             break;
         }
     }
-    out.truncate(want);
     Ok(out)
 }
 
@@ -1088,7 +1099,12 @@ pub async fn list_threads_scan(
         threads = counted.into_iter().map(|(_, t)| t).collect();
     }
     let more = filter.offset.saturating_add(THREAD_PAGE) < threads.len();
-    thread_page(store, caller, threads, filter.offset, more, &mut seen).await
+    let page = threads
+        .into_iter()
+        .skip(filter.offset)
+        .take(THREAD_PAGE)
+        .collect();
+    thread_page(store, caller, page, filter.offset, more, &mut seen).await
 }
 
 fn no_thread(id: &str) -> ToolError {

@@ -91,6 +91,25 @@ pub fn without_bom(body: &[u8]) -> &[u8] {
     body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body)
 }
 
+/// serde_json's error for a `\u` escape of a UTF-16 surrogate without its pair (`"\ud800"`
+/// alone, or a low `"\udc00"` first), said as what is wrong and how to fix it, or `None` for
+/// any other error. JSON strings are Unicode text: a surrogate escape names half of a
+/// character, and serde_json's "lone leading surrogate in hex escape" (or "unexpected end of
+/// hex escape") named neither the rule nor the fix. Every JSON-reading route answers with this
+/// (the API's `Json` extractor, `/api/agent-keys`, `/api/mcp`), each with its own code.
+pub fn lone_surrogate(e: &serde_json::Error) -> Option<String> {
+    let text = e.to_string();
+    let surrogate = text.starts_with("lone leading surrogate in hex escape")
+        || text.starts_with("unexpected end of hex escape");
+    surrogate.then(|| {
+        format!(
+            "a lone UTF-16 surrogate escape at line {}, column {}: a \\uD800-\\uDFFF escape is half a character and must be a pair (\\uD800-\\uDBFF followed at once by \\uDC00-\\uDFFF, as \\uD83D\\uDE00 for U+1F600); send the pair, or the character itself as UTF-8",
+            e.line(),
+            e.column()
+        )
+    })
+}
+
 /// Parses one message (after a byte order mark, [`without_bom`]). A number too large for a
 /// double (`1e400`) is valid JSON that serde_json refuses ("number out of range"); it is read
 /// as the largest double of its sign, so the field it is in refuses it with its own message
@@ -177,7 +196,11 @@ fn parse_exact(body: &[u8]) -> Result<Incoming, ParseError> {
                 message: format!("{e}; send each key once"),
             })
         }
-        Err(e) => return Err(ParseError::Malformed(e.to_string())),
+        Err(e) => {
+            return Err(ParseError::Malformed(
+                lone_surrogate(&e).unwrap_or_else(|| e.to_string()),
+            ))
+        }
     };
     let obj = match value {
         Value::Array(_) => return Err(ParseError::Batch),

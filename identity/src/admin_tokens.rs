@@ -21,6 +21,11 @@ use crate::{random_hex, rfc3339};
 
 const TOKEN_PREFIX: &str = "hat_";
 
+/// The longest label an admin token may have, in characters (after cleaning). The `/admin`
+/// page reads it from `GET /api/admin/admin-tokens` (`maxLabelChars`) for its field's
+/// `maxlength` and counter.
+pub const MAX_LABEL_CHARS: usize = 40;
+
 fn hash(token: &str) -> String {
     horst_store::digest::sha256_hex(token)
 }
@@ -136,10 +141,11 @@ pub async fn create(
     label: Option<&str>,
 ) -> Result<(String, AdminTokenInfo), IdentityError> {
     let label = horst_text::clean_line(label.unwrap_or(""));
-    if label.chars().count() > 40 {
-        return Err(IdentityError::invalid(
-            "label must be at most 40 characters",
-        ));
+    let chars = label.chars().count();
+    if chars > MAX_LABEL_CHARS {
+        return Err(IdentityError::invalid(format!(
+            "label must be at most {MAX_LABEL_CHARS} characters (this one has {chars}); shorten it"
+        )));
     }
     let token = format!("{TOKEN_PREFIX}{}", random_hex(24)?);
     let id = format!("at-{}", random_hex(4)?);

@@ -691,3 +691,70 @@ async fn the_last_admin_tokens_retire_is_off_and_says_why() {
     );
     tab.screenshot("admin", "credentials-1280x800").await;
 }
+
+/// The admin token's label field takes what the server takes, as `GET
+/// /api/admin/admin-tokens` says (`maxLabelChars`, `admin_tokens::MAX_LABEL_CHARS`), and counts
+/// the characters as they are typed. Before, the page had its own `maxlength="40"` that nothing
+/// tied to the server's check, and no word of the limit: a cut label said nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admin_token_label_field_takes_the_servers_limit_and_counts() {
+    let max = horst_identity::admin_tokens::MAX_LABEL_CHARS;
+    let app = job_view_app().await;
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    for (w, h) in [(1280, 800), (390, 844)] {
+        tab.viewport(w, h).await;
+        tab.eval("location.hash = '#overview'").await;
+        tab.eval("location.hash = '#credentials'").await;
+        tab.wait_for(
+            "document.body.dataset.section === 'credentials' && !!document.getElementById('at-label-count')",
+            "the admin token's label counter",
+            LONG,
+        )
+        .await;
+        let served = tab
+            .eval("fetch('/api/admin/admin-tokens').then(r => r.json()).then(b => b.maxLabelChars)")
+            .await;
+        assert_eq!(served, json!(max), "the API's maxLabelChars");
+        let field = tab
+            .eval(
+                "(f => [f.maxLength, f.getAttribute('aria-describedby'), document.getElementById('at-label-count').textContent])\
+                 (document.querySelector('#view input[name=label]'))",
+            )
+            .await;
+        assert_eq!(
+            field,
+            json!([max, "at-label-count", format!("0 of {max} characters")])
+        );
+        let counted = tab
+            .eval(
+                "(f => { f.value = 'Laptop Nord'; f.dispatchEvent(new Event('input', { bubbles: true })); \
+                 return document.getElementById('at-label-count').textContent; })\
+                 (document.querySelector('#view input[name=label]'))",
+            )
+            .await;
+        assert_eq!(counted, json!(format!("11 of {max} characters")));
+        tab.screenshot("admin", &format!("credentials-label-{w}x{h}"))
+            .await;
+    }
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+    // The server refuses a longer label with the limit and the fix (the browser logs the 400).
+    let long = "x".repeat(max + 1);
+    let refused = tab
+        .eval(&format!(
+            "(async () => {{ const s = await (await fetch('/api/admin/session')).json(); \
+             const r = await fetch('/api/admin/admin-tokens', {{ method: 'POST', \
+             headers: {{ 'content-type': 'application/json', 'x-csrf-token': s.csrf }}, \
+             body: JSON.stringify({{ label: '{long}' }}) }}); return [r.status, (await r.json()).error]; }})()"
+        ))
+        .await;
+    assert_eq!(refused[0], json!(400), "{refused}");
+    let m = refused[1].as_str().unwrap_or_default();
+    assert!(
+        m.contains(&format!("at most {max} characters")) && m.contains("shorten it"),
+        "{m}"
+    );
+}

@@ -886,6 +886,52 @@ async fn opened_from_a_file_without_file_access_it_says_to_open_it_through_horst
     }
 }
 
+/// The board (`web/board.html`) and a level's page (`web/level/index.html`) opened from a file
+/// say to open them through horst, as the game page does: in a Chromium as people start it
+/// (no module runs) the board said "Lade …" for good and the level page showed nothing; with
+/// file access the board said "Das Brett ist gerade nicht zu haben (Failed to fetch)" and the
+/// level page "Level-Seiten brauchen den Server; öffne sie über http", without the address.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_board_and_a_level_page_opened_from_a_file_say_to_open_them_through_horst() {
+    let web = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("web");
+    for (access, args) in [
+        ("no-access", &[][..]),
+        ("file-access", &["--allow-file-access-from-files"][..]),
+    ] {
+        let browser = file_browser(args).await;
+        let tab = Tab::open(&browser, "about:blank").await;
+        for (page, slot) in [("board.html", "threads"), ("level/index.html", "message")] {
+            for (w, h) in [(1280, 800), (390, 844)] {
+                viewport(&tab, w, h).await;
+                navigate(&tab, &format!("file://{}", web.join(page).display())).await;
+                let said = tab
+                    .wait_for(
+                        &format!(
+                            "(() => {{ const s = document.getElementById('{slot}'); const t = s.textContent; \
+                             return !s.hidden && s.checkVisibility() && !t.includes('Lade') && t; }})()"
+                        ),
+                        &format!("a word other than loading on {page} opened from a file ({access})"),
+                        LONG,
+                    )
+                    .await;
+                let said = said.as_str().unwrap_or_default().to_string();
+                assert!(
+                    said.contains("über horst") && said.contains("http://127.0.0.1:8080/"),
+                    "{page} ({access}): {said}"
+                );
+                if page == "board.html" {
+                    assert_eq!(
+                        tab.eval("document.getElementById('more').hidden").await,
+                        json!(true)
+                    );
+                }
+                let name = page.replace(['/', '.'], "-");
+                screenshot(&tab, &format!("file-{name}-{access}-{w}")).await;
+            }
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn opened_from_a_file_the_labor_is_hidden() {
     crate::wasm_engine::engine_module();

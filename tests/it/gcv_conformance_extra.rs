@@ -70,6 +70,62 @@ async fn a_utf8_byte_order_mark_before_the_json_is_ignored() {
     assert_eq!(body["displayName"], "Fuchs", "{body}");
 }
 
+/// A `\u` escape of half a UTF-16 pair (`"\ud800"` alone, a low `"\udc00"` first, a high one
+/// followed by anything but a low one) is not JSON text, and each JSON-reading route says so in
+/// its own code with the place and the fix: it was serde_json's "lone leading surrogate in hex
+/// escape" (or "unexpected end of hex escape"), which named neither the rule nor what to send.
+#[tokio::test]
+async fn a_lone_surrogate_escape_is_named_with_how_to_send_the_character() {
+    let app = spawn_gateway().await;
+    let v = [("mcp-protocol-version", "2025-11-25")];
+    let said = |m: &str, column: usize| {
+        assert!(
+            m.contains("lone UTF-16 surrogate escape")
+                && m.contains(&format!("line 1, column {column}"))
+                && m.contains("send the pair, or the character itself"),
+            "{m}"
+        );
+    };
+    for (text, column) in [
+        (r#"{"jsonrpc":"2.0","id":1,"method":"\ud800"}"#, 41),
+        (r#"{"jsonrpc":"2.0","id":1,"method":"\udc00"}"#, 40),
+        (r#"{"jsonrpc":"2.0","id":1,"method":"\ud800\u0041"}"#, 46),
+    ] {
+        let a = app.mcp_raw(text.as_bytes().to_vec(), &v).await;
+        assert_eq!(a.status, 400, "{}", a.text);
+        assert_eq!(a.body["error"]["code"], -32700, "{}", a.text);
+        said(
+            a.body["error"]["message"].as_str().unwrap_or_default(),
+            column,
+        );
+    }
+    // A pair is a character.
+    let a = app
+        .mcp_raw(
+            br#"{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":"\ud83d\ude00"}}"#.to_vec(),
+            &v,
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+
+    // The REST routes: the API's JSON extractor (here the account sign-in) and agent-keys.
+    for path in ["/api/account/sign-in", "/api/agent-keys"] {
+        let r = app
+            .http
+            .post(app.url(path))
+            .header("content-type", "application/json")
+            .body(r#"{"name":"\ud800x"}"#)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let body: Value = r.json().await.unwrap_or_default();
+        assert_eq!(status, 400, "{path}: {body}");
+        assert_eq!(body["code"], "invalid_input", "{path}: {body}");
+        said(body["error"].as_str().unwrap_or_default(), 16);
+    }
+}
+
 /// A burst limit's 429 says when to retry in the JSON-RPC error's `data` as well as in
 /// `Retry-After`: MCP clients raise an HTTP error with the body's text and drop the headers
 /// (the TypeScript SDK's "Error POSTing to endpoint (HTTP 429): ..."), so an agent only reads

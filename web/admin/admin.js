@@ -757,7 +757,17 @@ async function credentials() {
     return el("tr", {}, el("td", {}, el("code", {}, t.id)), el("td", {}, t.label ? el("bdi", {}, t.label) : "–"), el("td", {}, el("bdi", {}, t.createdBy)),
       el("td", {}, dateText(t.createdAt)), el("td", {}, t.active ? "active" : `retired ${dateText(t.retiredAt)}`), actions);
   });
-  const atForm = el("form", { class: "inline" }, el("label", {}, "Label ", el("input", { name: "label", maxlength: "40" })), el("button", { type: "submit" }, "Create admin token"));
+  // The label field takes what the server takes (GET /api/admin/admin-tokens says how much;
+  // 40 until it has), and counts as it is typed: a longer label was cut by a maxlength of the
+  // page's own, which said nothing, or refused only after "Create".
+  const { maxLabelChars } = at.body;
+  const maxLabel = Number.isInteger(maxLabelChars) && maxLabelChars > 0 ? maxLabelChars : 40;
+  const labelCount = el("span", { class: "muted small", id: "at-label-count" });
+  const labelField = el("input", { name: "label", maxlength: String(maxLabel), "aria-describedby": "at-label-count",
+    oninput: () => countLabel() });
+  const countLabel = () => { labelCount.textContent = `${labelField.value.length} of ${maxLabel} characters`; };
+  countLabel();
+  const atForm = el("form", { class: "inline" }, el("label", {}, "Label ", labelField), labelCount, el("button", { type: "submit" }, "Create admin token"));
   onSubmit(atForm, async () => {
     const res = await api("POST", "/api/admin/admin-tokens", { label: atForm.elements.label.value.trim() || null });
     if (!res.ok) return notice(refusal(res), "error");

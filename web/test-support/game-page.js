@@ -24,6 +24,8 @@ export async function loadGamePage(urlPath, { onPost } = {}) {
     createElement(tag) { return new FakeElement(document, tag); },
   };
   document.body = new FakeElement(document, "body");
+  // The pages mark it when their modules start (`data-booted`, for game/boot-check.js).
+  document.documentElement = new FakeElement(document, "html");
   globalThis.window = win;
   globalThis.document = document;
   // A fresh module instance per load: the query string makes a new URL.

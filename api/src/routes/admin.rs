@@ -977,9 +977,19 @@ async fn delete_user(
     ))
 }
 
+/// The admin tokens, with the label limit a new one's field takes.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AdminTokens {
+    items: Vec<horst_identity::admin_tokens::AdminTokenInfo>,
+    /// The longest label a new admin token may have: the page's field takes no more.
+    max_label_chars: usize,
+}
+
 async fn admin_tokens(State(state): State<AppState>, _: Operator) -> Answer {
-    answer(Items {
+    answer(AdminTokens {
         items: horst_identity::admin_tokens::list(&state.store).await?,
+        max_label_chars: horst_identity::admin_tokens::MAX_LABEL_CHARS,
     })
 }
 
@@ -1022,4 +1032,27 @@ fn clamped(offset: Option<usize>) -> usize {
     offset
         .unwrap_or(0)
         .min(horst_gateway::args::MAX_OFFSET as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_expected_bodies_name_the_label_limits_identity_checks() {
+        let admin = format!(
+            "up to {} characters",
+            horst_identity::admin_tokens::MAX_LABEL_CHARS
+        );
+        assert!(
+            NewAdminToken::EXPECTED.contains(&admin),
+            "{}",
+            NewAdminToken::EXPECTED
+        );
+        let key = format!(
+            "up to {} characters",
+            horst_identity::accounts::MAX_LABEL_CHARS
+        );
+        assert!(NewKey::EXPECTED.contains(&key), "{}", NewKey::EXPECTED);
+    }
 }

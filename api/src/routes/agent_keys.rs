@@ -98,11 +98,20 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
     } else {
         match serde_json::from_slice::<Value>(bytes) {
             Ok(Value::Object(o)) => o,
-            _ => {
+            other => {
+                let e = other.err();
+                if let Some(surrogate) =
+                    e.as_ref().and_then(horst_gateway::protocol::lone_surrogate)
+                {
+                    return client(
+                        ApiCode::InvalidInput,
+                        format!("the body is not valid JSON: {surrogate}"),
+                    );
+                }
                 return client(
                     ApiCode::InvalidInput,
                     "the body must be a JSON object such as {\"displayName\":\"Fuchs\"}",
-                )
+                );
             }
         }
     };
