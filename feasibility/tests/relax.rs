@@ -118,16 +118,27 @@ fn a_replay_that_is_exact_where_the_level_has_room_is_relaxed() {
     assert!(r.report.verdict < Verdict::FramePerfect, "{r:#?}");
 }
 
-/// The shipped `felsstufen`: its replay (the planner's fastest) has 4 exact inputs, a person
-/// climbs the steps easily; the pass finds a replay without any.
-#[test]
-fn the_shipped_felsstufen_is_not_frame_perfect_once_relaxed() {
+/// The replay `levels/02-felsstufen.replay.json` was until it was relaxed: the planner's
+/// fastest, 246 ticks.
+const FELSSTUFEN_FASTEST: &str = r#"{"seed": 1, "actions": [{"action": 9, "ticks": 108}, {"action": 8, "ticks": 12}, {"action": 1, "ticks": 6}, {"action": 0, "ticks": 9}, {"action": 8, "ticks": 3}, {"action": 0, "ticks": 3}, {"action": 8, "ticks": 3}, {"action": 17, "ticks": 12}, {"action": 0, "ticks": 3}, {"action": 1, "ticks": 9}, {"action": 0, "ticks": 6}, {"action": 8, "ticks": 3}, {"action": 9, "ticks": 24}, {"action": 8, "ticks": 24}, {"action": 9, "ticks": 24}]}"#;
+
+/// The shipped `felsstufen` map and the planner's fastest replay of it.
+fn felsstufen() -> (Map, Replay) {
     let level = horst_levels::BUILTIN
         .iter()
         .find(|l| l.name == "felsstufen")
         .expect("shipped");
-    let map = parse_map(level.map).unwrap();
-    let replay = parse_replay_json(level.replay).unwrap();
+    (
+        parse_map(level.map).unwrap(),
+        parse_replay_json(FELSSTUFEN_FASTEST).unwrap(),
+    )
+}
+
+/// `felsstufen` with the planner's fastest replay (shipped until it was relaxed): 4 exact
+/// inputs, a person climbs the steps easily; the pass finds a replay without any.
+#[test]
+fn the_shipped_felsstufen_is_not_frame_perfect_once_relaxed() {
+    let (map, replay) = felsstufen();
     assert_eq!(assess(&map, &replay).unwrap().exact_inputs, 4);
     let r = checked(&map, &replay);
     assert_eq!(r.report.exact_inputs, 0, "{r:#?}");
@@ -137,12 +148,7 @@ fn the_shipped_felsstufen_is_not_frame_perfect_once_relaxed() {
 /// The pass stops at its budget: with none left after the first report it keeps the replay.
 #[test]
 fn the_budget_bounds_the_pass() {
-    let level = horst_levels::BUILTIN
-        .iter()
-        .find(|l| l.name == "felsstufen")
-        .unwrap();
-    let map = parse_map(level.map).unwrap();
-    let replay = parse_replay_json(level.replay).unwrap();
+    let (map, replay) = felsstufen();
     let r = relax(&map, &replay, 0).unwrap();
     assert!(!r.changed && r.tried == 0);
     assert_eq!(Some(r.report), assess(&map, &replay));

@@ -30,6 +30,11 @@
     {'published', detail}   stored and promoted; detail is the retired revision (or '') or
                             'took the name over from <account>'
 
+  A new revision of the same map on the same engine (only the replay changed: the shipped
+  replay was made easier, or the previous one's hash was of other text) is the same level to
+  play: its 'progressFrom' names the revision it replaces and the ones that one named (newest
+  first, at most 8), so a browser's progress on them counts for it (web/game/progress.js).
+
   Cluster note: KEYS[9] and KEYS[10] depend on what is stored, so the caller reads the
   promoted id first and passes their keys; the script checks it is still that id.
 ]]
@@ -42,13 +47,23 @@ if redis.call('EXISTS', KEYS[7]) == 0 then
   redis.call('HSET', KEYS[7], 'name', ARGV[2], 'kind', 'operator', 'trust', '2', 'blocked', '0',
     'displayName', ARGV[12], 'createdAtMs', now)
 end
+local progress_from = ''
+if cur ~= '' and redis.call('HGET', KEYS[9], 'mapHash') == ARGV[9]
+    and redis.call('HGET', KEYS[9], 'engineVersion') == ARGV[10] then
+  local ids = {cur}
+  for id in string.gmatch(redis.call('HGET', KEYS[9], 'progressFrom') or '', '%S+') do
+    if #ids >= 8 then break end
+    ids[#ids + 1] = id
+  end
+  progress_from = table.concat(ids, ' ')
+end
 local claimed = redis.call('GET', KEYS[3]) or ''
 redis.call('SET', KEYS[3], ARGV[2])
 redis.call('HSET', KEYS[1], 'revisionId', ARGV[1], 'owner', ARGV[2], 'name', ARGV[3],
   'parentRevisionId', cur, 'bytes', ARGV[4], 'createdAtMs', now,
   'map', ARGV[5], 'replay', ARGV[6], 'seed', ARGV[7], 'ticks', ARGV[8], 'mapHash', ARGV[9],
   'engineVersion', ARGV[10], 'policyVersion', ARGV[13], 'acceptance', ARGV[14], 'jobId', '',
-  'title', ARGV[15])
+  'title', ARGV[15], 'progressFrom', progress_from)
 redis.call('SET', KEYS[2], 'promoted')
 redis.call('ZADD', KEYS[6], now, ARGV[1])
 if cur ~= '' then

@@ -8,6 +8,9 @@
 //! processes starting at once, find it stored and change nothing (one atomic script per
 //! level). A changed level file or a new engine gives a new id: that revision is published and
 //! promoted, and the one before it is retired to the level's history (rollback restores it).
+//! A new revision of the same map on the same engine (only the replay changed, as when the
+//! shipped replays were made easier) names the one it replaces in `progressFrom`, so a
+//! player's progress carries over (`lua/builtin_publish.lua`, `web/game/progress.js`).
 //!
 //! The operator's own choice wins: if the promoted revision of a built-in name is not one of
 //! [`OWNER`]'s (an operator promoted another), nothing is promoted over it. A claim of a

@@ -43,6 +43,11 @@ pub struct Card {
     /// The winning replay's feasibility report (the page's "Schwierigkeit"); null for
     /// revisions stored before it existed.
     pub feasibility: Option<horst_feasibility::Feasibility>,
+    /// Earlier revisions of the same level that play the same (same map, same engine; only
+    /// the replay differs), newest first: a browser's progress on them counts for this one
+    /// (`web/game/progress.js`). Written by the shipped levels' publication
+    /// (`lua/builtin_publish.lua`); empty for every other revision.
+    pub progress_from: Vec<String>,
 }
 
 /// One revision for the play, watch and level pages.
@@ -135,7 +140,7 @@ async fn display_name(store: &Store, owner: &str) -> Result<Option<String>, Tool
 }
 
 /// What a card reads of a revision's record, in this order; [`revision`] adds [`BODY`].
-const CARD_FIELDS: [&str; 3] = ["ticks", "acceptance", "title"];
+const CARD_FIELDS: [&str; 4] = ["ticks", "acceptance", "title", "progressFrom"];
 /// The map and the replay (up to 256 KB and more), read only for a whole revision: a list
 /// of cards reads none (the title is stored beside them).
 const BODY: [&str; 2] = ["map", "replay"];
@@ -158,10 +163,10 @@ async fn read(
     let get = |i: usize| v.get(i).cloned().flatten();
     let text = |k: &str| level[k].as_str().unwrap_or_default().to_string();
     let body = body.then(|| {
-        let replay: Value = get(4)
+        let replay: Value = get(5)
             .and_then(|r| serde_json::from_str(&r).ok())
             .unwrap_or(Value::Null);
-        (get(3).unwrap_or_default(), replay)
+        (get(4).unwrap_or_default(), replay)
     });
     let owner = text("owner");
     let acceptance: Value = get(1)
@@ -185,6 +190,12 @@ async fn read(
         feasibility: acceptance
             .get("feasibility")
             .and_then(|f| serde_json::from_value(f.clone()).ok()),
+        progress_from: get(3)
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter(|id| well_formed_id(id))
+            .map(str::to_string)
+            .collect(),
     };
     Ok((card, acceptance, body))
 }

@@ -115,6 +115,12 @@ async fn shipped_levels_are_published_once_even_by_processes_starting_together()
     assert_eq!(st, 200, "{v}");
     assert_eq!(v["parentRevisionId"], ra[0].revision_id.as_str(), "{v}");
     assert_eq!(v["seed"], 2);
+    // The same map on the same engine plays the same: a browser's progress on the revision
+    // before counts for the new one (web/game/progress.js), as when a shipped replay was
+    // made easier; the first publication names none.
+    assert_eq!(v["progressFrom"], json!([ra[0].revision_id]), "{v}");
+    let (_, first) = get(&a, &format!("/api/game/revisions/{}", ra[0].revision_id)).await;
+    assert_eq!(first["progressFrom"], json!([]), "{first}");
     let (_, old) = get(&a, &format!("/api/game/revisions/{}", ra[0].revision_id)).await;
     assert_eq!(old["state"], "retired", "{old}");
     let rolled =

@@ -80,7 +80,7 @@ async function main() {
   };
   $("level-title").replaceChildren(name(title));
   document.title = `${title} – Game con Vogel`;
-  const mine = progress(rev.revisionId);
+  const mine = progress(rev.revisionId, rev.progressFrom);
   $("level-by").replaceChildren(
     "Von ", name(rev.ownerDisplayName || rev.owner),
     mine ? ` · ✓ geschafft, deine Bestzeit ${seconds(mine.best)}` : "",

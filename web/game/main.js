@@ -45,7 +45,7 @@ function bdi(text) {
  * Everything from the level's author is text; ids and hashes are on the level page. */
 function card(item, { labor, number }) {
   const title = el("h3", { class: "card-title" }, bdi(item.title || item.name));
-  const done = progress(item.revisionId);
+  const done = progress(item.revisionId, item.progressFrom);
   const head = [];
   if (number) head.push(el("p", { class: "card-num", text: `Level ${number}` }));
   const thumb = el("div", { class: "thumb-slot", "data-thumb": item.revisionId });
@@ -98,8 +98,8 @@ function continueBar(items) {
     bar.replaceChildren();
     return;
   }
-  const i = items.findIndex((it) => !progress(it.revisionId));
-  const won = items.filter((it) => progress(it.revisionId)).length;
+  const i = items.findIndex((it) => !progress(it.revisionId, it.progressFrom));
+  const won = items.filter((it) => progress(it.revisionId, it.progressFrom)).length;
   const target = i >= 0 ? i : 0;
   const item = items[target];
   const label = i < 0 ? "Level 1 nochmal spielen" : won ? `Weiter mit Level ${target + 1}` : "Los geht's mit Level 1";

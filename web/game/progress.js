@@ -1,13 +1,16 @@
 // What this browser remembers of the player's runs, per revision (localStorage, nothing
 // leaves the browser): that the level was won ("geschafft") and the best time in ticks. A
-// new revision of a level is another level: its map may differ, so its times start anew.
+// new revision of a level is another level: its map may differ, so its times start anew;
+// unless the server names earlier revisions that play the same (a card's `progressFrom`:
+// same map, same engine, only the proof replay differs, as when a shipped level's replay
+// was made easier): their progress counts for it, and is kept under its id from its first win.
 // Where storage is off (private windows, blocked cookies) nothing is remembered and
 // nothing fails.
 
 const KEY = (revisionId) => `gcv.progress.${revisionId}`;
 
-/** `{won: true, best: ticks}` or null. */
-export function progress(revisionId) {
+/** One revision's own `{won: true, best: ticks}` or null. */
+function stored(revisionId) {
   if (!revisionId) return null;
   try {
     const v = JSON.parse(localStorage.getItem(KEY(revisionId)) || "null");
@@ -17,9 +20,23 @@ export function progress(revisionId) {
   }
 }
 
-/** Records a won run of `ticks`; returns `{best, previous}` (previous best or null). */
-export function recordWin(revisionId, ticks) {
-  const before = progress(revisionId);
+/** `{won: true, best: ticks}` or null: the revision's own, else the best of the earlier
+ * revisions that play the same (`earlier`, a card's `progressFrom`). */
+export function progress(revisionId, earlier = []) {
+  const own = stored(revisionId);
+  if (own || !revisionId || !Array.isArray(earlier)) return own;
+  let best = null;
+  for (const id of earlier) {
+    const v = typeof id === "string" ? stored(id) : null;
+    if (v && (!best || v.best < best.best)) best = v;
+  }
+  return best;
+}
+
+/** Records a won run of `ticks` (`earlier` as for `progress`); returns `{best, previous}`
+ * (previous best or null). */
+export function recordWin(revisionId, ticks, earlier = []) {
+  const before = progress(revisionId, earlier);
   const previous = before ? before.best : null;
   const best = previous == null ? ticks : Math.min(previous, ticks);
   if (revisionId) {

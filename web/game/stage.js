@@ -366,7 +366,7 @@ export class Stage {
         this.onNext ? ["Weiter", () => this.onNext()] : null,
       ], "won");
     } else if (status === WON) {
-      const { best, previous } = recordWin(this.rev.revisionId, ticks);
+      const { best, previous } = recordWin(this.rev.revisionId, ticks, this.rev.progressFrom);
       const record = previous == null ? "Deine erste Bestzeit." : ticks < previous ? `Neue Bestzeit! (vorher ${seconds(previous)})` : `Bestzeit: ${seconds(best)}`;
       this.finished.best = best;
       this.showOverlay("Geschafft!", `Der Vogel ist im Nest. Zeit: ${seconds(ticks)}. ${record}`, [
