@@ -30,7 +30,7 @@ const BUDGET: f64 = 24.0;
 
 /// Completions a call at the least with 1 and 2 workers of 4 slots: about 2 with one worker
 /// before its slots' completions waited for each other (`CallGroup`'s linger in
-/// `queue/src/lib.rs`: 1.06-1.07 script calls a job here), 2.9-3.0 since on a machine
+/// `queue/src/lib.rs`: 1.06-1.07 script calls a job here), 2.9-3.2 since on a machine
 /// loaded 15 deep (a slot preempted past the linger's millisecond is not waited for; 0.77-0.82
 /// script calls a job), about 4 with two workers either way.
 const COMPLETIONS_A_CALL: f64 = 2.5;
