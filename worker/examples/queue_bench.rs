@@ -174,18 +174,26 @@ async fn main() {
         }
         let cpu0 = redis_cpu(&q).await;
         let (calls0, carried0) = q.admission_calls();
+        let (ccalls0, ccarried0) = q.completion_calls();
+        let (lingered0, out0) = q.completion_lingers();
         let start = Instant::now();
         let mut took = run_callers(&q, jobs, callers, "k").await;
         let done = took.len();
         let secs = start.elapsed().as_secs_f64();
         let cpu = (redis_cpu(&q).await - cpu0) * 1e6 / done as f64;
         let (calls, carried) = q.admission_calls();
+        let (ccalls, ccarried) = q.completion_calls();
+        let (lingered, out) = q.completion_lingers();
         took.sort_by(f64::total_cmp);
         println!(
-            "horst {workers} worker(s) x 4 slots: {done} jobs in {secs:.2} s = {:.0} jobs/s end to end, caller p50 {:.1} ms, Redis CPU {cpu:.1} µs a job, {:.2} admissions a call",
+            "horst {workers} worker(s) x 4 slots: {done} jobs in {secs:.2} s = {:.0} jobs/s end to end, caller p50 {:.1} ms, Redis CPU {cpu:.1} µs a job, {:.2} admissions a call, {:.2} completions a call ({} of {} calls after a linger, {} ran out)",
             done as f64 / secs,
             pct(&took, 0.5),
-            (carried - carried0) as f64 / (calls - calls0).max(1) as f64
+            (carried - carried0) as f64 / (calls - calls0).max(1) as f64,
+            (ccarried - ccarried0) as f64 / (ccalls - ccalls0).max(1) as f64,
+            lingered - lingered0,
+            ccalls - ccalls0,
+            out - out0
         );
         let _ = tx.send(true);
     }
