@@ -203,10 +203,8 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::game::router())
         .fallback(routes::web_files::unknown_path)
         .method_not_allowed_fallback(methods::not_allowed)
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            security_headers::layer,
-        ))
+        // One layer around every route: the request log, which also adds the security
+        // headers (it needs the route the router matched, so it cannot wrap the router).
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             request_log::log_request,

@@ -195,10 +195,14 @@ pub(crate) async fn log_request(
         .filter(|id| horst_queue::valid_request_id(id))
         .map(str::to_string)
         .unwrap_or_else(fresh_request_id);
+    // The security headers are this layer's too: a second layer around every route cost
+    // every request its own boxed future and service copies.
+    let asked = crate::security_headers::Asked::of(&state, &req);
     let span = tracing::info_span!("request", %method, route = %route, request_id = %request_id);
     let mut response = horst_queue::with_request_id(request_id.clone(), next.run(req))
         .instrument(span.clone())
         .await;
+    asked.answer(&mut response);
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response.headers_mut().insert(REQUEST_ID, value);
     }

@@ -1,4 +1,6 @@
-//! Security headers on every response (`router()` wraps every route in [`layer`]): every
+//! Security headers on every response (`router()` wraps every route in the request log,
+//! which adds them: [`Asked`], taken from the request before it is handed on, then
+//! [`Asked::answer`] on the response): every
 //! answer is `nosniff`, every `/api/` answer without a cache rule of its own is `no-store`,
 //! and every HTML answer gets a Content-Security-Policy, a referrer
 //! policy and a framing rule, unless its route set a stricter policy of its own (`/account`,
@@ -18,9 +20,8 @@
 //! horst serves no page under `/mcp-app/` (every answer there is the 404 page, which allowed
 //! any site to frame it while the path had a `*` rule of its own).
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{header, HeaderValue};
-use axum::middleware::Next;
 use axum::response::Response;
 
 /// The baseline policy of HTML answers, without `frame-ancestors`.
@@ -57,43 +58,56 @@ fn is_html(r: &Response) -> bool {
 /// A year: browsers keep using https for this long after an answer with it.
 const HSTS: &str = "max-age=31536000";
 
-/// The middleware: adds what the response lacks, never replaces a route's own header.
-pub async fn layer(State(state): State<crate::AppState>, req: Request, next: Next) -> Response {
-    // What the path decides, taken before the request is handed on (the path itself is not
-    // copied: this runs for every request).
-    let path = req.uri().path();
-    let api = path.starts_with("/api/");
-    let frame = frame_ancestors(path);
-    let tls = crate::extract::over_tls(&state, req.headers());
-    let mut r = next.run(req).await;
-    let html = is_html(&r);
-    let h = r.headers_mut();
-    if tls {
-        h.entry(header::STRICT_TRANSPORT_SECURITY)
-            .or_insert(HeaderValue::from_static(HSTS));
+/// What the request decides about its answer's headers: taken before the request is handed
+/// on (the path itself is not copied: this runs for every request).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Asked {
+    api: bool,
+    frame: &'static str,
+    tls: bool,
+}
+
+impl Asked {
+    pub(crate) fn of(state: &crate::AppState, req: &Request) -> Asked {
+        let path = req.uri().path();
+        Asked {
+            api: path.starts_with("/api/"),
+            frame: frame_ancestors(path),
+            tls: crate::extract::over_tls(state, req.headers()),
+        }
     }
-    h.entry(header::X_CONTENT_TYPE_OPTIONS)
-        .or_insert(HeaderValue::from_static("nosniff"));
-    // API answers are about now, and some carry a secret once (a new key, token or JWT): no
-    // cache keeps one unless its route says otherwise (errors included).
-    if api {
-        h.entry(header::CACHE_CONTROL)
-            .or_insert(HeaderValue::from_static("no-store"));
-    }
-    if html {
-        if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
-            if let Ok(v) = HeaderValue::from_str(&policy_framed_by(frame)) {
-                h.insert(header::CONTENT_SECURITY_POLICY, v);
+
+    /// Adds what the response lacks, never replaces a route's own header.
+    pub(crate) fn answer(self, r: &mut Response) {
+        let Asked { api, frame, tls } = self;
+        let html = is_html(r);
+        let h = r.headers_mut();
+        if tls {
+            h.entry(header::STRICT_TRANSPORT_SECURITY)
+                .or_insert(HeaderValue::from_static(HSTS));
+        }
+        h.entry(header::X_CONTENT_TYPE_OPTIONS)
+            .or_insert(HeaderValue::from_static("nosniff"));
+        // API answers are about now, and some carry a secret once (a new key, token or JWT): no
+        // cache keeps one unless its route says otherwise (errors included).
+        if api {
+            h.entry(header::CACHE_CONTROL)
+                .or_insert(HeaderValue::from_static("no-store"));
+        }
+        if html {
+            if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
+                if let Ok(v) = HeaderValue::from_str(&policy_framed_by(frame)) {
+                    h.insert(header::CONTENT_SECURITY_POLICY, v);
+                }
+            }
+            h.entry(header::REFERRER_POLICY)
+                .or_insert(HeaderValue::from_static("same-origin"));
+            if frame == "'none'" {
+                h.entry(header::X_FRAME_OPTIONS)
+                    .or_insert(HeaderValue::from_static("DENY"));
             }
         }
-        h.entry(header::REFERRER_POLICY)
-            .or_insert(HeaderValue::from_static("same-origin"));
-        if frame == "'none'" {
-            h.entry(header::X_FRAME_OPTIONS)
-                .or_insert(HeaderValue::from_static("DENY"));
-        }
     }
-    r
 }
 
 #[cfg(test)]

@@ -313,8 +313,8 @@ pub fn rates(s: &Session) -> Option<RatedGame> {
         .iter()
         .map(|p| Seat {
             seat: p.seat,
-            player_id: p.player_id.clone(),
-            name: p.as_name.clone(),
+            player_id: p.player_id.to_string(),
+            name: p.as_name.as_deref().map(str::to_string),
             agent: p.identity.strip_prefix("agent:").map(str::to_string),
             left: p.left,
         })

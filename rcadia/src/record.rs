@@ -835,7 +835,7 @@ mod tests {
         .unwrap();
         s.apply(
             Event::Action {
-                player_id: pid,
+                player_id: pid.to_string(),
                 action: json!("go"),
                 turn: None,
                 action_id: "a_1".into(),

@@ -110,7 +110,7 @@ pub fn duty(s: &Session, secret: u64) -> Duty {
         return Duty::Done(None);
     };
     let leave = Event::Leave {
-        player_id: me.player_id.clone(),
+        player_id: me.player_id.to_string(),
     };
     match s.status() {
         Status::Finished if me.left => Duty::Done(None),
@@ -122,7 +122,7 @@ pub fn duty(s: &Session, secret: u64) -> Duty {
             let legal = me.legal_actions.as_deref().map_or(&[][..], Vec::as_slice);
             match reference_move(secret, s.session_id(), s.turn(), legal) {
                 Some(action) if s.is_your_turn(&me.player_id) => Duty::Play(Event::Action {
-                    player_id: me.player_id.clone(),
+                    player_id: me.player_id.to_string(),
                     action,
                     turn: Some(s.turn()),
                     action_id: format!("a_ref{:08x}", random_u32()),

@@ -247,8 +247,8 @@ fn seats(s: &Session) -> Vec<Seat> {
         .iter()
         .map(|p| Seat {
             seat: p.seat,
-            player_id: p.player_id.clone(),
-            name: p.as_name.clone(),
+            player_id: p.player_id.to_string(),
+            name: p.as_name.as_deref().map(str::to_string),
             agent: p.identity.strip_prefix("agent:").map(str::to_string),
             left: p.left,
         })
@@ -309,8 +309,8 @@ pub fn lines_of_write(before: Option<&Session>, after: &Session, now: u64) -> Ve
             session_id: after.session_id().to_string(),
             series_id: after.series_id().to_string(),
             round: after.round(),
-            game_id: after.game().game_id.clone(),
-            game_title: after.game().game_title.clone(),
+            game_id: after.game().game_id.as_deref().map(str::to_string),
+            game_title: after.game().game_title.as_deref().map(str::to_string),
             host: after.host().kind,
             config: after.config().clone(),
             previous_session_id: after.previous_session_id().map(str::to_string),
@@ -348,11 +348,11 @@ pub fn lines_of_write(before: Option<&Session>, after: &Session, now: u64) -> Ve
                 let (action, omitted_bytes) = if bytes > MAX_ACTION_BYTES {
                     (Value::Null, Some(bytes))
                 } else {
-                    (pa.action.clone(), None)
+                    (Value::clone(&pa.action), None)
                 };
                 out.push(Line::Action {
                     at: now,
-                    player_id: p.player_id.clone(),
+                    player_id: p.player_id.to_string(),
                     turn: pa.turn,
                     action,
                     status: la.status,
@@ -366,7 +366,7 @@ pub fn lines_of_write(before: Option<&Session>, after: &Session, now: u64) -> Ve
             out.push(Line::Strike {
                 at: now,
                 seat: p.seat,
-                player_id: p.player_id.clone(),
+                player_id: p.player_id.to_string(),
                 strikes: p.strikes,
             });
         }
@@ -1075,7 +1075,7 @@ mod tests {
         all.extend(write(
             &mut s,
             Event::Action {
-                player_id: a.clone(),
+                player_id: a.to_string(),
                 action: json!("up"),
                 turn: Some(turn),
                 action_id: "a_1".into(),
@@ -1099,7 +1099,7 @@ mod tests {
         all.extend(write(
             &mut s,
             Event::Action {
-                player_id: a.clone(),
+                player_id: a.to_string(),
                 action: json!("up"),
                 turn: Some(turn),
                 action_id: "a_2".into(),
@@ -1410,8 +1410,8 @@ mod tests {
             ));
         }
         let pids = [
-            s.players()[0].player_id.clone(),
-            s.players()[1].player_id.clone(),
+            s.players()[0].player_id.to_string(),
+            s.players()[1].player_id.to_string(),
         ];
         lines.extend(write(
             &mut s,

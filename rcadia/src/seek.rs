@@ -322,7 +322,7 @@ impl Rcadia {
             .chain(
                 joinable
                     .iter()
-                    .flat_map(|s| s.players().iter().map(|p| p.identity.clone())),
+                    .flat_map(|s| s.players().iter().map(|p| p.identity.to_string())),
             )
             .collect();
         let ratings = self.ratings_of(&req.game, &identities).await?;

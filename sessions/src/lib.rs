@@ -194,6 +194,7 @@ pub mod machine;
 pub mod ops;
 pub mod retry_key;
 pub mod session;
+pub mod shared;
 pub mod views;
 pub mod wire;
 
@@ -211,4 +212,5 @@ pub use ops::Op;
 pub use session::{
     ActionStatus, ArmedTimer, Deadline, GameInfo, HostKind, NewSession, Session, Status, TimerKind,
 };
+pub use shared::SharedStr;
 pub use views::{should_wake, REMATCH_LINK_GRACE_MS};

@@ -3,8 +3,10 @@
 use crate::config::{Rules, Timings};
 use crate::error::{ProtocolCode, ProtocolError};
 use crate::machine::Outcome;
+use crate::shared::SharedStr;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -41,7 +43,7 @@ pub enum HostKind {
 #[serde(rename_all = "camelCase")]
 pub struct Host {
     /// Opaque caller identity; only this identity may call the bridge endpoints.
-    pub identity: String,
+    pub identity: SharedStr,
     pub kind: HostKind,
     /// When a poll last finished, or `/ops` (or another host call) was last made.
     pub last_seen_ms: u64,
@@ -91,7 +93,7 @@ impl ActionStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LastAction {
-    pub action_id: String,
+    pub action_id: SharedStr,
     pub turn: u64,
     pub status: ActionStatus,
     pub reason: Value,
@@ -99,15 +101,16 @@ pub struct LastAction {
     pub at_ms: u64,
     /// The agent's `idempotencyKey` of this action, if it sent one.
     #[serde(default)]
-    pub key: Option<String>,
+    pub key: Option<SharedStr>,
 }
 
 /// An accepted action the game has not answered yet.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingAction {
-    pub action_id: String,
-    pub action: Value,
+    pub action_id: SharedStr,
+    /// Shared with the host's queue entry of the same action.
+    pub action: Arc<Value>,
     pub turn: u64,
     pub submitted_at_ms: u64,
     /// First time the host's poll returned it; the 15 s unconfirmed rule counts from here.
@@ -116,18 +119,18 @@ pub struct PendingAction {
     pub held: bool,
     /// The agent's `idempotencyKey`, if it sent one (a retry with it is this action again).
     #[serde(default)]
-    pub key: Option<String>,
+    pub key: Option<SharedStr>,
 }
 
 /// A seat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Player {
-    pub player_id: String,
+    pub player_id: SharedStr,
     pub seat: u32,
-    pub as_name: Option<String>,
+    pub as_name: Option<SharedStr>,
     /// Opaque caller identity (agent or user); join is idempotent per identity.
-    pub identity: String,
+    pub identity: SharedStr,
     pub ready: bool,
     /// Timeouts since this player's last applied action.
     pub strikes: u32,
@@ -143,7 +146,11 @@ pub struct Player {
 
 impl Player {
     /// A ready seat with no history (seat 0; the caller sets it).
-    pub(crate) fn new(player_id: String, identity: String, as_name: Option<String>) -> Player {
+    pub(crate) fn new(
+        player_id: SharedStr,
+        identity: SharedStr,
+        as_name: Option<SharedStr>,
+    ) -> Player {
         Player {
             player_id,
             seat: 0,
@@ -305,10 +312,13 @@ mod entry_as_map {
         use super::*;
         use crate::session::HostEntry;
         use serde_json::json;
+        use std::sync::Arc;
 
         fn entries() -> Vec<PendingEntry> {
             let mut all = PendingEntry {
-                action: Some(json!({ "type": "move", "to": [1, 2], "note": "\u{e9}t\u{e9}" })),
+                action: Some(Arc::new(
+                    json!({ "type": "move", "to": [1, 2], "note": "\u{e9}t\u{e9}" }),
+                )),
                 action_id: Some("a_0123456789abcdef".into()),
                 event: Some(SystemEvent::GameStart),
                 is_final: Some(true),
@@ -324,7 +334,7 @@ mod entry_as_map {
             };
             let mut out = vec![all.clone()];
             all.event = Some(SystemEvent::SessionEnd);
-            all.action = Some(serde_json::Value::Null);
+            all.action = Some(Arc::new(serde_json::Value::Null));
             all.kind = EntryType::System;
             out.push(all);
             out.push(PendingEntry {
@@ -366,7 +376,7 @@ pub enum TimerKind {
     /// The turn deadline.
     Clock,
     /// `playerId`'s delivered action becomes `unconfirmed`.
-    Unconfirmed { player_id: String },
+    Unconfirmed { player_id: SharedStr },
     /// The host stops counting as alive (clocks pause).
     HostAlive,
     /// The host is gone: the session ends with `host_disconnected`.
@@ -378,11 +388,13 @@ pub enum TimerKind {
 }
 
 impl TimerKind {
-    /// A stable string for the delayed-set member, e.g. `unconfirmed:p_0123abcd`.
-    pub fn key(&self) -> String {
+    /// A stable string for the delayed-set member, e.g. `unconfirmed:p_0123abcd` (the
+    /// record's armed timers are keyed by it too: looked up on every apply, so only the
+    /// per-player kind is formatted).
+    pub fn key(&self) -> Cow<'static, str> {
         match self {
             TimerKind::Clock => "clock".into(),
-            TimerKind::Unconfirmed { player_id } => format!("unconfirmed:{player_id}"),
+            TimerKind::Unconfirmed { player_id } => format!("unconfirmed:{player_id}").into(),
             TimerKind::HostAlive => "host_alive".into(),
             TimerKind::HostGone => "host_gone".into(),
             TimerKind::Reservation => "reservation".into(),
@@ -413,7 +425,7 @@ impl TimerKind {
                 player_id: other
                     .strip_prefix("unconfirmed:")
                     .filter(|p| crate::ids::is_player_id(p))?
-                    .to_string(),
+                    .into(),
             },
         })
     }
@@ -482,7 +494,7 @@ impl ArmedTimer {
 /// about a third of the map of whole deadlines (session id, tagged kind) that records
 /// written before stored, which still load.
 mod armed_timers {
-    use super::{ArmedTimer, Deadline, TimerKind};
+    use super::{ArmedTimer, Deadline, SharedStr, TimerKind};
     use serde::de::{Error, MapAccess, SeqAccess, Visitor};
     use serde::ser::SerializeSeq;
     use serde::{Deserializer, Serializer};
@@ -490,7 +502,7 @@ mod armed_timers {
     use std::fmt;
 
     pub fn serialize<S: Serializer>(
-        timers: &BTreeMap<String, ArmedTimer>,
+        timers: &BTreeMap<SharedStr, ArmedTimer>,
         s: S,
     ) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(timers.len()))?;
@@ -502,14 +514,14 @@ mod armed_timers {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
-    ) -> Result<BTreeMap<String, ArmedTimer>, D::Error> {
+    ) -> Result<BTreeMap<SharedStr, ArmedTimer>, D::Error> {
         d.deserialize_any(Timers)
     }
 
     struct Timers;
 
     impl<'de> Visitor<'de> for Timers {
-        type Value = BTreeMap<String, ArmedTimer>;
+        type Value = BTreeMap<SharedStr, ArmedTimer>;
 
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("a list of [kind key, at, generation, turn] or a map of deadlines")
@@ -518,7 +530,7 @@ mod armed_timers {
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
             let mut out = BTreeMap::new();
             while let Some((key, at_ms, generation, turn)) =
-                seq.next_element::<(String, u64, u64, u64)>()?
+                seq.next_element::<(SharedStr, u64, u64, u64)>()?
             {
                 let kind = TimerKind::from_key(&key)
                     .ok_or_else(|| A::Error::custom(format!("unknown timer {key:?}")))?;
@@ -537,7 +549,7 @@ mod armed_timers {
 
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
             let mut out = BTreeMap::new();
-            while let Some((key, d)) = map.next_entry::<String, Deadline>()? {
+            while let Some((key, d)) = map.next_entry::<SharedStr, Deadline>()? {
                 out.insert(
                     key,
                     ArmedTimer {
@@ -557,10 +569,10 @@ mod armed_timers {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GameInfo {
-    pub game_id: Option<String>,
-    pub game_title: Option<String>,
-    pub game_slug: Option<String>,
-    pub skill_url: Option<String>,
+    pub game_id: Option<SharedStr>,
+    pub game_title: Option<SharedStr>,
+    pub game_slug: Option<SharedStr>,
+    pub skill_url: Option<SharedStr>,
 }
 
 /// Everything `POST /bridge/sessions` needs.
@@ -579,7 +591,7 @@ pub struct NewSession {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Session {
-    pub(crate) session_id: String,
+    pub(crate) session_id: SharedStr,
     /// Bumped on every change agents or the host can observe; long-polls wait on it.
     pub(crate) version: u64,
     /// Bumped on every write (including liveness bookkeeping). The store compares-and-sets on
@@ -601,7 +613,7 @@ pub struct Session {
     pub(crate) players: Vec<Player>,
     pub(crate) turn: u64,
     /// Players on turn, in seat order (only from published legal actions).
-    pub(crate) on_turn: Vec<String>,
+    pub(crate) on_turn: Vec<SharedStr>,
     /// The game has published legal actions at least once (else everyone may act and no clock
     /// runs, and for turn-based games the next state publish applies an action).
     pub(crate) legal_actions_seen: bool,
@@ -624,9 +636,9 @@ pub struct Session {
     /// or `timeout`, `left`, `host_disconnected`.
     pub(crate) end_reason: Option<String>,
     pub(crate) round: u32,
-    pub(crate) series_id: String,
-    pub(crate) previous_session_id: Option<String>,
-    pub(crate) next_session_id: Option<String>,
+    pub(crate) series_id: SharedStr,
+    pub(crate) previous_session_id: Option<SharedStr>,
+    pub(crate) next_session_id: Option<SharedStr>,
     /// Rematch seats are reserved until then.
     pub(crate) reserved_until_ms: Option<u64>,
     /// A rematch activates no earlier than this (3 s after the previous game ended).
@@ -640,19 +652,19 @@ pub struct Session {
     pub(crate) events_base: u64,
     /// Armed timers by `TimerKind::key()`.
     #[serde(with = "armed_timers")]
-    pub(crate) timers: BTreeMap<String, ArmedTimer>,
+    pub(crate) timers: BTreeMap<SharedStr, ArmedTimer>,
     pub(crate) timer_generation: u64,
     /// Identities that held a seat here and lost it while the table was waiting (left, opted
     /// out, or their reservation ran out): a repeated `POST /leave` of theirs is answered as
     /// done, not `not_a_player` "join it first". The latest [`MAX_DEPARTED`] are kept; records
     /// stored before the field existed have none.
     #[serde(default)]
-    pub(crate) departed: Vec<String>,
+    pub(crate) departed: Vec<SharedStr>,
     /// The `batchId` of the last applied `/ops` batch (if it carried one): a resend of it is
     /// answered without applying it again. Last in the record so records stored before it
     /// existed (a shorter array) read with none.
     #[serde(default)]
-    pub(crate) last_batch_id: Option<String>,
+    pub(crate) last_batch_id: Option<SharedStr>,
 }
 
 /// Departed identities a session remembers (`Session::departed`).
@@ -663,7 +675,7 @@ impl Session {
     pub fn create(new: NewSession, now_ms: u64) -> Result<(Session, Outcome), ProtocolError> {
         let rules = Rules::from_config(&new.config, &new.timings)?;
         let host = Host {
-            identity: new.host_identity,
+            identity: new.host_identity.into(),
             kind: new.host_kind,
             last_seen_ms: now_ms,
             open_polls: 0,
@@ -744,9 +756,10 @@ impl Session {
         host: Host,
         now_ms: u64,
     ) -> Session {
+        let session_id = SharedStr::from(session_id);
         Session {
             series_id: session_id.clone(),
-            session_id,
+            session_id: session_id.clone(),
             version: 1,
             rev: 1,
             now_ms,

@@ -41,7 +41,7 @@ impl Session {
         };
         let legal_actions = your_turn.then(|| me.legal_actions.clone().unwrap_or_default());
         let last_action = me.last_action.as_ref().map(|la| LastActionView {
-            action_id: la.action_id.clone(),
+            action_id: la.action_id.to_string(),
             at: iso8601_ms(la.at_ms),
             reason: la.reason.clone(),
             status: la.status,
@@ -62,8 +62,8 @@ impl Session {
             .players
             .iter()
             .map(|p| SnapshotPlayer {
-                as_name: p.as_name.clone(),
-                player_id: p.player_id.clone(),
+                as_name: p.as_name.as_deref().map(str::to_string),
+                player_id: p.player_id.to_string(),
                 ready: p.ready,
                 seat: p.seat,
                 you: p.player_id == player_id,
@@ -74,17 +74,17 @@ impl Session {
             last_action,
             legal_actions,
             max_strikes: self.rules.max_strikes,
-            next_session_id: self.next_session_id.clone(),
-            player_id: me.player_id.clone(),
+            next_session_id: self.next_session_id.as_deref().map(str::to_string),
+            player_id: me.player_id.to_string(),
             players,
-            previous_session_id: self.previous_session_id.clone(),
+            previous_session_id: self.previous_session_id.as_deref().map(str::to_string),
             rejections,
             result: self.result.clone(),
             round: self.round,
             seat: me.seat,
-            series_id: self.series_id.clone(),
-            session_id: self.session_id.clone(),
-            skill_url: self.game.skill_url.clone(),
+            series_id: self.series_id.to_string(),
+            session_id: self.session_id.to_string(),
+            skill_url: self.game.skill_url.as_deref().map(str::to_string),
             state: me.observation.as_ref().unwrap_or(&self.state).clone(),
             status: self.status,
             strikes: me.strikes,
@@ -99,16 +99,16 @@ impl Session {
     pub fn public_view(&self) -> PublicView {
         PublicView {
             deadline: self.deadline_iso(),
-            game_id: self.game.game_id.clone(),
-            game_title: self.game.game_title.clone(),
-            next_session_id: self.next_session_id.clone(),
+            game_id: self.game.game_id.as_deref().map(str::to_string),
+            game_title: self.game.game_title.as_deref().map(str::to_string),
+            next_session_id: self.next_session_id.as_deref().map(str::to_string),
             on_turn_seats: self.on_turn_seats(),
             players: self.player_list(),
-            previous_session_id: self.previous_session_id.clone(),
+            previous_session_id: self.previous_session_id.as_deref().map(str::to_string),
             result: self.result.clone(),
             round: self.round,
-            series_id: self.series_id.clone(),
-            session_id: self.session_id.clone(),
+            series_id: self.series_id.to_string(),
+            session_id: self.session_id.to_string(),
             state: self.state.clone(),
             status: self.status,
             turn: self.turn,
@@ -151,17 +151,17 @@ impl Session {
             config: self.config.clone(),
             created_at: iso8601_ms(self.created_at_ms),
             current_players: self.players.iter().filter(|p| !p.left).count() as u32,
-            game_id: self.game.game_id.clone(),
-            game_slug: self.game.game_slug.clone(),
-            game_title: self.game.game_title.clone(),
+            game_id: self.game.game_id.as_deref().map(str::to_string),
+            game_slug: self.game.game_slug.as_deref().map(str::to_string),
+            game_title: self.game.game_title.as_deref().map(str::to_string),
             host: self.host.kind,
             joinable: self.is_joinable(),
             max_players: self.rules.max_players,
             min_players: self.rules.min_players,
             reserved: self.is_reserved(),
             round: self.round,
-            session_id: self.session_id.clone(),
-            skill_url: self.game.skill_url.clone(),
+            session_id: self.session_id.to_string(),
+            skill_url: self.game.skill_url.as_deref().map(str::to_string),
             status: self.status,
         }
     }
@@ -172,16 +172,16 @@ impl Session {
             config: Value::clone(&self.config),
             players: self.player_list(),
             round: self.round,
-            series_id: self.series_id.clone(),
-            session_id: self.session_id.clone(),
-            skill_url: self.game.skill_url.clone(),
+            series_id: self.series_id.to_string(),
+            session_id: self.session_id.to_string(),
+            skill_url: self.game.skill_url.as_deref().map(str::to_string),
         }
     }
 
     /// Body of `POST /bridge/sessions/:id/ops`.
     pub fn ops_response(&self) -> OpsResponse {
         OpsResponse {
-            next_session_id: self.next_session_id.clone(),
+            next_session_id: self.next_session_id.as_deref().map(str::to_string),
             ok: true,
             players: self.player_list(),
             round: self.round,
@@ -194,7 +194,7 @@ impl Session {
     /// (what `reject-action` and `end` answer).
     pub fn v1_ok_response(&self) -> V1OkResponse {
         V1OkResponse {
-            next_session_id: self.next_session_id.clone(),
+            next_session_id: self.next_session_id.as_deref().map(str::to_string),
             ok: true,
         }
     }
@@ -203,7 +203,7 @@ impl Session {
     pub fn pending_actions_response(&self, entries: Vec<PendingEntry>) -> PendingActionsResponse {
         PendingActionsResponse {
             actions: entries,
-            next_session_id: self.next_session_id.clone(),
+            next_session_id: self.next_session_id.as_deref().map(str::to_string),
             players: self.player_list(),
             result: self.result.clone(),
             round: self.round,
@@ -216,8 +216,8 @@ impl Session {
         RematchResponse {
             players: self.player_list(),
             round: self.round,
-            series_id: self.series_id.clone(),
-            session_id: self.session_id.clone(),
+            series_id: self.series_id.to_string(),
+            session_id: self.session_id.to_string(),
         }
     }
 
@@ -327,8 +327,8 @@ impl Session {
 
 fn player_entry(p: &Player) -> PlayerEntry {
     PlayerEntry {
-        as_name: p.as_name.clone(),
-        player_id: p.player_id.clone(),
+        as_name: p.as_name.as_deref().map(str::to_string),
+        player_id: p.player_id.to_string(),
         ready: p.ready,
         seat: p.seat,
     }

@@ -15,11 +15,12 @@ use serde_json::Value;
 use std::sync::Arc;
 
 use crate::session::{ActionStatus, HostKind, Status};
+use crate::shared::SharedStr;
 
 /// A field that is either absent or present with any JSON value, `null` included (a plain
 /// `Option<Value>` would read a present `null` as absent and drop it when written back).
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
 }
 
 /// Who a snapshot's player is waiting for.
@@ -256,9 +257,9 @@ pub struct PendingEntry {
         deserialize_with = "present",
         skip_serializing_if = "Option::is_none"
     )]
-    pub action: Option<Value>,
+    pub action: Option<Arc<Value>>,
     #[serde(rename = "actionId", default, skip_serializing_if = "Option::is_none")]
-    pub action_id: Option<String>,
+    pub action_id: Option<SharedStr>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event: Option<SystemEvent>,
     #[serde(rename = "final", default, skip_serializing_if = "Option::is_none")]
@@ -270,7 +271,7 @@ pub struct PendingEntry {
     )]
     pub max_strikes: Option<u32>,
     #[serde(rename = "playerId", default, skip_serializing_if = "Option::is_none")]
-    pub player_id: Option<String>,
+    pub player_id: Option<SharedStr>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub players: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -311,12 +312,12 @@ impl PendingEntry {
         }
     }
 
-    /// A player's accepted action for the game.
-    pub fn action(player_id: &str, action: Value, action_id: &str) -> PendingEntry {
+    /// A player's accepted action for the game (shared with the player's pending action).
+    pub fn action(player_id: SharedStr, action: Arc<Value>, action_id: SharedStr) -> PendingEntry {
         PendingEntry {
             action: Some(action),
-            action_id: Some(action_id.to_string()),
-            player_id: Some(player_id.to_string()),
+            action_id: Some(action_id),
+            player_id: Some(player_id),
             ..PendingEntry::empty(EntryType::Action)
         }
     }
@@ -324,8 +325,10 @@ impl PendingEntry {
     /// v1 games learn of the start as an action of `__system__` (no `actionId`).
     pub fn legacy_game_start(players: Vec<String>) -> PendingEntry {
         PendingEntry {
-            action: Some(serde_json::json!({ "type": "__game_start__", "players": players })),
-            player_id: Some("__system__".to_string()),
+            action: Some(Arc::new(
+                serde_json::json!({ "type": "__game_start__", "players": players }),
+            )),
+            player_id: Some("__system__".into()),
             ..PendingEntry::empty(EntryType::Action)
         }
     }
@@ -353,7 +356,7 @@ impl PendingEntry {
         PendingEntry {
             is_final: Some(is_final),
             max_strikes: Some(max_strikes),
-            player_id: Some(player_id.to_string()),
+            player_id: Some(player_id.into()),
             strike: Some(strike),
             ..PendingEntry::empty(EntryType::Timeout)
         }

@@ -179,7 +179,9 @@ async fn viewer_of(
         return Ok(replay::seat_of_agent(lines, &who.id).map(|s| s.player_id.clone()));
     }
     match state.rcadia.load(id).await {
-        Ok(s) => Ok(s.player_by_identity(&who.key).map(|p| p.player_id.clone())),
+        Ok(s) => Ok(s
+            .player_by_identity(&who.key)
+            .map(|p| p.player_id.to_string())),
         Err(RcadiaError::NotFound) | Err(RcadiaError::Gone) => Ok(None),
         Err(e) => Err(e.into()),
     }

@@ -136,10 +136,10 @@ async fn create(
         // Absolute, as in the contract: agents fetch it from wherever they run.
         skill_url: game_slug
             .as_ref()
-            .map(|s| format!("{}/games/{}/skill.md", state.public_url, path_segment(s))),
-        game_id,
-        game_title,
-        game_slug,
+            .map(|s| format!("{}/games/{}/skill.md", state.public_url, path_segment(s)).into()),
+        game_id: game_id.map(Into::into),
+        game_title: game_title.map(Into::into),
+        game_slug: game_slug.map(Into::into),
     };
     let kind = host_kind(&state, &who);
     let timings = state.rcadia.settings().timings;

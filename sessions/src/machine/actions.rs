@@ -4,8 +4,10 @@
 use super::{Outcome, Reply};
 use crate::error::{ProtocolCode, ProtocolError};
 use crate::session::{ActionStatus, LastAction, PendingAction, Session, Status};
+use crate::shared::SharedStr;
 use crate::wire::PendingEntry;
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 impl Session {
     pub(super) fn act(
@@ -34,7 +36,10 @@ impl Session {
                         .map(|la| (la.action_id.clone(), la.turn))
                 });
             if let Some((action_id, turn)) = same {
-                out.reply = Reply::ActionAccepted { action_id, turn };
+                out.reply = Reply::ActionAccepted {
+                    action_id: action_id.into(),
+                    turn,
+                };
                 return Ok(());
             }
         }
@@ -106,8 +111,13 @@ impl Session {
         }
         let hold = self.rules.is_simultaneous() && !self.released;
         let turn = self.turn;
+        // Shared by the pending action, the latest action and the host's entry.
+        let pid = p.player_id.clone();
+        let shared_id = SharedStr::from(action_id.as_str());
+        let action = Arc::new(action);
+        let key = key.map(SharedStr::from);
         let pending = PendingAction {
-            action_id: action_id.clone(),
+            action_id: shared_id.clone(),
             action: action.clone(),
             turn,
             submitted_at_ms: now,
@@ -120,7 +130,7 @@ impl Session {
         };
         p.pending = Some(pending);
         p.last_action = Some(LastAction {
-            action_id: action_id.clone(),
+            action_id: shared_id.clone(),
             turn,
             status: ActionStatus::Pending,
             reason: Value::Null,
@@ -130,14 +140,19 @@ impl Session {
         if hold {
             self.maybe_release();
         } else {
-            self.queue_action(&player_id, &action, &action_id);
+            self.queue_action(pid, action, shared_id);
         }
         out.reply = Reply::ActionAccepted { action_id, turn };
         Ok(())
     }
 
-    fn queue_action(&mut self, player_id: &str, action: &Value, action_id: &str) -> u64 {
-        self.queue(PendingEntry::action(player_id, action.clone(), action_id))
+    fn queue_action(
+        &mut self,
+        player_id: SharedStr,
+        action: Arc<Value>,
+        action_id: SharedStr,
+    ) -> u64 {
+        self.queue(PendingEntry::action(player_id, action, action_id))
     }
 
     /// Simultaneous turns: once everyone who may act has submitted, release the held actions
@@ -160,7 +175,7 @@ impl Session {
             };
             pa.held = false;
             let (pid, action, aid) = (p.player_id.clone(), pa.action.clone(), pa.action_id.clone());
-            last = Some(self.queue_action(&pid, &action, &aid));
+            last = Some(self.queue_action(pid, action, aid));
         }
         self.released = true;
         self.release_seq = last;

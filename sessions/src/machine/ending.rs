@@ -77,11 +77,11 @@ impl Session {
     }
 
     /// `winner` of a forfeit: the other player in a 2-player game, else null.
-    pub(super) fn forfeit_winner(&self, losers: &[String]) -> Value {
+    pub(super) fn forfeit_winner<S: AsRef<str>>(&self, losers: &[S]) -> Value {
         if self.players.len() == 2 && losers.len() == 1 {
             self.players
                 .iter()
-                .find(|p| p.player_id != losers[0])
+                .find(|p| *p.player_id != *losers[0].as_ref())
                 .map_or(Value::Null, |p| json!(p.player_id))
         } else {
             Value::Null

@@ -1,6 +1,7 @@
 //! The host's pending-actions queue and its liveness.
 
 use crate::session::{HostEntry, Session, Status};
+use crate::shared::SharedStr;
 use crate::wire::PendingEntry;
 
 /// Delivered entries a host that does not acknowledge them is sent again, at most (besides
@@ -31,7 +32,7 @@ impl Session {
             self.forget_old_deliveries();
         }
         let mut out = Vec::with_capacity(self.host_queue.len());
-        let mut newly: Vec<(String, String)> = Vec::new();
+        let mut newly: Vec<(SharedStr, SharedStr)> = Vec::new();
         for e in &mut self.host_queue {
             let mut body = e.body.clone();
             body.seq = e.seq;

@@ -19,6 +19,7 @@
 use crate::error::{ProtocolCode, ProtocolError};
 use crate::ops::Op;
 use crate::session::{Deadline, Session, Status, TimerKind};
+use crate::shared::SharedStr;
 use crate::wire::PendingEntry;
 use serde_json::{json, Value};
 
@@ -216,7 +217,7 @@ impl Session {
     /// re-armed): nothing happens.
     fn stale(&self, event: &Event) -> Option<Outcome> {
         match event {
-            Event::TimerFired { kind, generation } => match self.timers.get(&kind.key()) {
+            Event::TimerFired { kind, generation } => match self.timers.get(&*kind.key()) {
                 Some(d) if d.generation == *generation => None,
                 _ => Some(Outcome::default()),
             },
@@ -236,7 +237,7 @@ impl Session {
         if let Event::TimerFired { kind, .. } = &event {
             // A timer popped a little early (clocks of API processes differ) still counts as
             // firing at its own instant.
-            if let Some(d) = self.timers.get(&kind.key()) {
+            if let Some(d) = self.timers.get(&*kind.key()) {
                 now = now.max(d.at_ms);
             }
         }
@@ -298,12 +299,12 @@ impl Session {
             }
             Event::PublishOps { ops, batch_id } => {
                 self.host_seen(now);
-                if batch_id.is_some() && batch_id == self.last_batch_id {
+                if batch_id.is_some() && batch_id.as_deref() == self.last_batch_id.as_deref() {
                     return Ok(());
                 }
                 self.publish(ops, now, out)?;
                 // On an error the session is restored, so only an applied batch is remembered.
-                self.last_batch_id = batch_id;
+                self.last_batch_id = batch_id.map(SharedStr::from);
                 Ok(())
             }
             Event::Action {
@@ -365,7 +366,7 @@ impl Session {
                 self.host_seen(now);
                 if let Some(next) = &self.next_session_id {
                     out.reply = Reply::Rematch {
-                        existing: Some(next.clone()),
+                        existing: Some(next.to_string()),
                     };
                     return Ok(());
                 }
@@ -387,7 +388,7 @@ impl Session {
                 }
                 self.check_rematch_allowed()?;
                 self.push_event(now, "rematch", json!({ "nextSessionId": next_session_id }));
-                self.next_session_id = Some(next_session_id);
+                self.next_session_id = Some(next_session_id.into());
                 Ok(())
             }
             Event::TimerFired { .. } | Event::Tick | Event::Outage { .. } => Ok(()),

@@ -4,6 +4,7 @@ use super::{Outcome, MAX_REJECTIONS};
 use crate::error::ProtocolError;
 use crate::ops::Op;
 use crate::session::{ActionStatus, Clock, PendingAction, Rejection, Session, Status};
+use crate::shared::SharedStr;
 use serde_json::{json, Value};
 
 impl Session {
@@ -126,7 +127,7 @@ impl Session {
             new_on_turn != old_on_turn
                 || fresh
                     .iter()
-                    .any(|pid| new_on_turn.contains(pid) && delivered(self, pid))
+                    .any(|pid| new_on_turn.iter().any(|on| on == pid) && delivered(self, pid))
         };
         self.on_turn = new_on_turn;
         if advance {
@@ -151,7 +152,7 @@ impl Session {
             .map(|p| p.player_id.as_str())
     }
 
-    fn compute_on_turn(&self) -> Vec<String> {
+    fn compute_on_turn(&self) -> Vec<SharedStr> {
         self.players
             .iter()
             .filter(|p| !p.left && p.legal_actions.as_ref().is_some_and(|a| !a.is_empty()))
@@ -181,7 +182,7 @@ impl Session {
             p.pending
                 .as_ref()
                 .filter(targets)
-                .map(|pa| pa.action_id.clone())
+                .map(|pa| pa.action_id.to_string())
         });
         // A reject of an action the turn's move already resolved `applied` belongs to no
         // turn shown now: recorded, it read as a rejection in a turn the player had not

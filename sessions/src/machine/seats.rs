@@ -4,6 +4,7 @@ use super::{Effect, Outcome, Reply, MAX_NAME_CHARS};
 use crate::error::{ProtocolCode, ProtocolError};
 use crate::iso::iso8601_ms;
 use crate::session::{Player, Session, Status};
+use crate::shared::SharedStr;
 use serde_json::json;
 
 impl Session {
@@ -19,7 +20,7 @@ impl Session {
             let (player_id, seat) = (p.player_id.clone(), p.seat);
             self.mark_ready(&player_id, now);
             out.reply = Reply::Joined {
-                player_id,
+                player_id: player_id.into(),
                 seat,
                 rejoined: true,
             };
@@ -79,7 +80,11 @@ impl Session {
         let seat = self.players.len() as u32;
         self.players.push(Player {
             seat,
-            ..Player::new(player_id.clone(), identity, as_name.clone())
+            ..Player::new(
+                player_id.as_str().into(),
+                identity.into(),
+                as_name.as_deref().map(SharedStr::from),
+            )
         });
         self.seating_changed_at_ms = now;
         self.push_event(
@@ -148,7 +153,7 @@ impl Session {
                 self.push_event(now, "player_left", json!({ "playerId": player_id }));
                 if let Some(next) = &self.next_session_id {
                     out.effects.push(Effect::LeaveSession {
-                        session_id: next.clone(),
+                        session_id: next.to_string(),
                         player_id: player_id.to_string(),
                     });
                 }

@@ -3,8 +3,10 @@
 
 use super::{Effect, Outcome};
 use crate::session::{ActionStatus, ArmedTimer, Clock, Deadline, Session, Status, TimerKind};
+use crate::shared::SharedStr;
 use crate::wire::PendingEntry;
 use serde_json::{json, Value};
+use std::borrow::Cow;
 
 impl Session {
     /// Runs every time-based transition due at or before `now`, in chronological order.
@@ -151,7 +153,7 @@ impl Session {
             TimerKind::Activation => self.activate(t),
             TimerKind::Reservation => {
                 self.reserved_until_ms = None;
-                let gone: Vec<String> = self
+                let gone: Vec<SharedStr> = self
                     .players
                     .iter()
                     .filter(|p| !p.ready)
@@ -170,7 +172,11 @@ impl Session {
         // Whatever the game published before game_start, it has not yet said whose move it is.
         self.turn_opened = false;
         self.reserved_until_ms = None;
-        let ids: Vec<String> = self.players.iter().map(|p| p.player_id.clone()).collect();
+        let ids: Vec<String> = self
+            .players
+            .iter()
+            .map(|p| p.player_id.to_string())
+            .collect();
         if self.rules.legacy {
             self.queue(PendingEntry::legacy_game_start(ids.clone()));
         } else {
@@ -233,7 +239,7 @@ impl Session {
         let struck: Vec<usize> = (0..self.players.len())
             .filter(|&i| self.players[i].pending.is_none() && self.may_act(&self.players[i]))
             .collect();
-        let mut finals: Vec<String> = Vec::new();
+        let mut finals: Vec<SharedStr> = Vec::new();
         for i in struck {
             let p = &mut self.players[i];
             p.strikes += 1;
@@ -316,21 +322,21 @@ impl Session {
     /// schedule in the delayed set; now that happens once per timer period.
     pub(crate) fn sync_timers(&mut self, out: &mut Outcome) {
         let due = self.due_timers();
-        let keys: Vec<String> = due.iter().map(|(k, _)| k.key()).collect();
+        let keys: Vec<Cow<'static, str>> = due.iter().map(|(k, _)| k.key()).collect();
         let live = self.status != Status::Finished;
         let now = self.now_ms;
-        let stale: Vec<String> = self
+        let stale: Vec<SharedStr> = self
             .timers
             .iter()
             .filter(|(k, d)| {
                 // A lazy timer still ahead stays armed even when nothing is due any more.
                 let kept_lazily = live && d.kind.is_lazy() && d.at_ms > now;
-                !keys.contains(k) && !kept_lazily
+                !keys.iter().any(|due| **due == ***k) && !kept_lazily
             })
             .map(|(k, _)| k.clone())
             .collect();
         for k in stale {
-            if let Some(t) = self.timers.remove(&k) {
+            if let Some(t) = self.timers.remove(k.as_str()) {
                 out.effects
                     .push(Effect::Cancel(t.deadline(&self.session_id)));
             }
@@ -345,10 +351,10 @@ impl Session {
                     d.at_ms == at && (kind != TimerKind::Clock || d.turn == self.turn)
                 }
             };
-            if self.timers.get(&key).is_some_and(same) {
+            if self.timers.get(&*key).is_some_and(same) {
                 continue;
             }
-            if let Some(old) = self.timers.remove(&key) {
+            if let Some(old) = self.timers.remove(&*key) {
                 out.effects
                     .push(Effect::Cancel(old.deadline(&self.session_id)));
             }
@@ -361,7 +367,7 @@ impl Session {
             };
             out.effects
                 .push(Effect::Schedule(t.deadline(&self.session_id)));
-            self.timers.insert(key, t);
+            self.timers.insert(SharedStr::from(&*key), t);
         }
     }
 

@@ -47,7 +47,7 @@ fn random_event(r: &mut Rng, g: &Game) -> Event {
         } else {
             g.s.players[r.below(g.s.players.len() as u64) as usize]
                 .player_id
-                .clone()
+                .to_string()
         }
     };
     match r.below(100) {

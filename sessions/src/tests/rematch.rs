@@ -6,7 +6,7 @@ use crate::{should_wake, Status};
 fn open_rematch(g: &mut Game) -> Game {
     let next = g.next_round();
     g.ok(Event::RematchLinked {
-        next_session_id: next.s.session_id.clone(),
+        next_session_id: next.s.session_id.to_string(),
     });
     next
 }
@@ -72,7 +72,7 @@ fn auto_rematch_reserves_the_same_seats_and_starts_when_everyone_is_ready() {
     assert_eq!(
         out.reply,
         Reply::Rematch {
-            existing: Some(n.s.session_id.clone())
+            existing: Some(n.s.session_id.to_string())
         }
     );
     assert_eq!(wire(&n.s.rematch_response())["round"], 2);
@@ -189,7 +189,7 @@ fn leaving_the_finished_session_opts_out_of_the_rematch() {
     assert_eq!(
         out.effects,
         vec![Effect::LeaveSession {
-            session_id: n.s.session_id.clone(),
+            session_id: n.s.session_id.to_string(),
             player_id: b.clone()
         }]
     );
@@ -319,7 +319,7 @@ fn a_late_leave_of_an_old_round_is_no_forfeit_of_the_one_under_way() {
     assert_eq!(
         out.effects,
         vec![Effect::LeaveSession {
-            session_id: n.s.session_id.clone(),
+            session_id: n.s.session_id.to_string(),
             player_id: a.clone()
         }]
     );

@@ -84,7 +84,7 @@ fn three_rounds_of_a_house_series() {
     )
     .unwrap();
     let mut w = World {
-        sessions: BTreeMap::from([(first.session_id.clone(), first)]),
+        sessions: BTreeMap::from([(first.session_id.to_string(), first)]),
         now: T0,
         minted: 0,
     };
@@ -216,7 +216,7 @@ fn three_rounds_of_a_house_series() {
     // Every rematch started at least 3 s after the previous game ended.
     for s in w.sessions.values() {
         if let (Some(prev), Some(start)) = (&s.previous_session_id, s.started_at_ms) {
-            assert!(start >= w.sessions[prev].ended_at_ms.unwrap() + 3_000);
+            assert!(start >= w.sessions[prev.as_str()].ended_at_ms.unwrap() + 3_000);
         }
     }
     assert_eq!(moves, 12);

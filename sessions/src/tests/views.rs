@@ -247,7 +247,7 @@ fn timers_are_stored_as_short_lists_and_the_earlier_map_still_loads() {
     let earlier: serde_json::Map<String, Value> =
         g.s.armed_deadlines()
             .into_iter()
-            .map(|d| (d.kind.key(), serde_json::to_value(&d).unwrap()))
+            .map(|d| (d.kind.key().into_owned(), serde_json::to_value(&d).unwrap()))
             .collect();
     v["timers"] = Value::Object(earlier);
     let back: Session = serde_json::from_value(v).unwrap();

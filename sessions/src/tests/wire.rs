@@ -6,6 +6,7 @@ use super::*;
 use crate::wire::*;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// Written directly equals written through `Value` (whose objects sort their keys, as the old
 /// writer's did), and reads back as itself.
@@ -73,11 +74,11 @@ fn the_entry_constructors_write_the_contract_shapes() {
     };
     let (pid, aid) = ("p_0000abcd", "a_1");
     check(
-        PendingEntry::action(pid, json!({"uci": "e2e4"}), aid),
+        PendingEntry::action(pid.into(), Arc::new(json!({"uci": "e2e4"})), aid.into()),
         json!({ "type": "action", "playerId": pid, "action": {"uci": "e2e4"}, "actionId": aid }),
     );
     check(
-        PendingEntry::action(pid, Value::Null, aid),
+        PendingEntry::action(pid.into(), Arc::new(Value::Null), aid.into()),
         json!({ "type": "action", "playerId": pid, "action": null, "actionId": aid }),
     );
     let ids = vec![pid.to_string(), "p_0000beef".to_string()];
