@@ -172,9 +172,50 @@ async fn another_agents_jobs_revisions_and_posts_are_refused_and_unchanged() {
         assert_eq!(theirs.0, "not_found", "{tool}");
     }
 
-    // A's revision and jobs are as A left them.
+    // A withdraws the revision: to B (and anyone) its level, map and page answer as a
+    // revision that never existed, and B cannot open a level thread on it.
+    let live = crate::game_api::get(&app, &format!("/api/game/revisions/{rev}")).await;
+    assert_eq!(live.0, 200, "{:?}", live.1);
+    ok(&app, "withdraw_level", json!({"revisionId": rev}), &a).await;
+    let none_r = unknown_like(&rev);
+    for path in ["/api/game/revisions/", "/api/game/maps/"] {
+        let (st, theirs) = crate::game_api::get(&app, &format!("{path}{rev}")).await;
+        let (st2, missing) = crate::game_api::get(&app, &format!("{path}{none_r}")).await;
+        assert_eq!((st, st2), (404, 404), "{path}: {theirs} {missing}");
+        assert_eq!(theirs["code"], missing["code"], "{path}");
+        assert_eq!(
+            theirs["error"].as_str().unwrap().replace(&rev, "ID"),
+            missing["error"].as_str().unwrap().replace(&none_r, "ID"),
+            "{path}"
+        );
+    }
+    let theirs = refusal(
+        &app,
+        "get_level",
+        json!({"name": "annas-level", "revisionId": rev}),
+        &b,
+        &rev,
+    )
+    .await;
+    let missing = refusal(
+        &app,
+        "get_level",
+        json!({"name": "annas-level", "revisionId": none_r}),
+        &b,
+        &none_r,
+    )
+    .await;
+    assert_eq!(theirs, missing, "get_level");
+    assert_eq!(theirs.0, "not_found");
+    let level_thread = |id: &str| json!({"kind": "level", "level": "annas-level", "revisionId": id, "title": "t", "body": "b"});
+    let theirs = refusal(&app, "write_post", level_thread(&rev), &b, &rev).await;
+    let missing = refusal(&app, "write_post", level_thread(&none_r), &b, &none_r).await;
+    assert_eq!(theirs, missing, "a level thread");
+    assert_eq!(theirs.0, "not_found");
+
+    // A's jobs are as A left them, the revision withdrawn by A alone.
     let st = ok(&app, "get_submission", json!({"jobId": sub["jobId"]}), &a).await;
-    assert_eq!(st["revisionState"], "labor", "{st}");
+    assert_eq!(st["revisionState"], "withdrawn", "{st}");
     let mine = ok(&app, "my_submissions", json!({}), &a).await;
     assert_eq!(mine["items"].as_array().unwrap().len(), 1, "{mine}");
 }
