@@ -14,8 +14,6 @@
 //! names exist. Records of earlier versions (`auth:user:<name>`, salted PBKDF2-SHA256, kept by
 //! `crate::auth`) are verified in their own format once, rehashed to PHC, and deleted.
 
-use std::sync::OnceLock;
-
 use crate::auth::{Auth, CredentialGeneration, LegacyCheck};
 use crate::web_sessions::{NewSession, Subject};
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
@@ -61,6 +59,7 @@ fn current_prefix() -> String {
 /// A PHC string for `password` with a fresh 16-byte salt. CPU-heavy: call on a blocking
 /// thread ([`hash_password`]).
 fn hash_blocking(password: &str) -> Result<String, IdentityError> {
+    count_argon2_run();
     let salt = horst_store::random::secret_bytes(16).map_err(IdentityError::Internal)?;
     argon2()
         .hash_password_with_salt(password.as_bytes(), &salt)
@@ -68,18 +67,26 @@ fn hash_blocking(password: &str) -> Result<String, IdentityError> {
         .map_err(|e| IdentityError::internal(format!("argon2: {e}")))
 }
 
-/// A hash nobody's password matches, verified for names without one (equal timing).
-fn dummy_hash() -> &'static str {
-    static DUMMY: OnceLock<String> = OnceLock::new();
-    DUMMY.get_or_init(|| {
-        hash_blocking("no password matches a dummy hash; it only costs the same time")
-            .unwrap_or_default()
-    })
+/// Argon2 runs of this process (tests count them).
+#[cfg(test)]
+static ARGON2_RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn count_argon2_run() {
+    #[cfg(test)]
+    ARGON2_RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// A hash nobody's password matches, verified for names without one (equal timing): made
+/// once with the current parameters (`hash_blocking` of a sentence), kept as text so that no
+/// process makes it at its first such sign-in (that first one took two Argon2 runs and so
+/// told that the name did not exist). A test checks it has the current parameters.
+const DUMMY_HASH: &str =
+    "$argon2id$v=19$m=19456,t=2,p=1$lIWZzK6xnUtiCepNAroEEA$z3UphnGqK4wAPJCf+4W+cv2nvYAllKtRSSz1HWDmY4c";
+
 fn verify_blocking(stored: Option<&str>, password: &str) -> bool {
+    count_argon2_run();
     let ok = argon2()
-        .verify_password(password.as_bytes(), stored.unwrap_or_else(|| dummy_hash()))
+        .verify_password(password.as_bytes(), stored.unwrap_or(DUMMY_HASH))
         .is_ok();
     // The work is the same either way; only a stored hash can match.
     ok && stored.is_some()
@@ -797,10 +804,60 @@ mod tests {
         assert!(verify_blocking(Some(&h), "correct horse"));
         assert!(!verify_blocking(Some(&h), "correct horsE"));
         assert!(!verify_blocking(None, "correct horse"));
+        // The dummy costs what a stored hash of the current parameters costs.
+        assert!(DUMMY_HASH.starts_with(&current_prefix()), "{DUMMY_HASH}");
+        assert!(argon2::PasswordHash::new(DUMMY_HASH).is_ok());
         // A different salt each time.
         assert_ne!(h, hash_blocking("correct horse").unwrap());
         // Garbage never matches.
         assert!(!verify_blocking(Some("$argon2id$nonsense"), "x"));
+    }
+
+    /// The environment variable that tells [`first_verification_without_a_password`] it
+    /// runs alone in a process of its own.
+    const FRESH: &str = "HORST_IDENTITY_FRESH_PROCESS";
+
+    /// A sign-in for a name without a password (unknown, or an agent's) costs one Argon2
+    /// run, as a wrong password does, from the first one in a process on: the dummy hash
+    /// was made at the first such sign-in, so after every start the first probe of an
+    /// unknown name took two runs (about twice as long) and told that the name did not
+    /// exist. Run in a fresh process: what happens once per process.
+    #[test]
+    fn the_first_sign_in_of_a_name_without_a_password_costs_one_argon2_run() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "people::tests::first_verification_without_a_password",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(FRESH, "1")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{said}{err}");
+        assert!(said.contains("1 passed"), "{said}");
+    }
+
+    #[test]
+    #[ignore = "run alone in a fresh process by the_first_sign_in_of_a_name_without_a_password_costs_one_argon2_run"]
+    fn first_verification_without_a_password() {
+        if std::env::var_os(FRESH).is_none() {
+            return;
+        }
+        use std::sync::atomic::Ordering::Relaxed;
+        assert_eq!(ARGON2_RUNS.load(Relaxed), 0, "not a fresh process");
+        assert!(!verify_blocking(
+            None,
+            "a password of a name that does not exist"
+        ));
+        assert_eq!(
+            ARGON2_RUNS.load(Relaxed),
+            1,
+            "Argon2 runs of the first verification without a password"
+        );
     }
 
     #[test]

@@ -10,7 +10,9 @@ use horst_sessions::wire::{AgentSnapshot, CreatedResponse, PendingActionsRespons
 use serde_json::{json, Value};
 
 use crate::harness::{spawn_app_beside, HorstProcess, TestApp};
-use crate::rcadia_common::{app_with, entries, max_seq, two_player, Client, AGENT, BRIDGE};
+use crate::rcadia_common::{
+    app_with, entries, max_seq, seed_rating, two_player, Client, AGENT, BRIDGE,
+};
 
 const LONG: Duration = Duration::from_secs(60);
 const GAME: &str = "duel";
@@ -907,23 +909,9 @@ async fn agents_with_the_same_rating_share_a_rank() {
         ("agt_tieb", 1700.25),
         ("agt_low", 1600.0),
     ] {
-        let r = json!({ "rating": rating, "rd": 60.0, "volatility": 0.06, "games": 40,
-            "wins": 20, "losses": 20, "draws": 0, "name": agent, "updatedAt": now });
-        pipe.cmd("SET")
-            .arg(app.store.key(&format!("rating:{GAME}:{agent}")))
-            .arg(r.to_string())
-            .cmd("ZADD")
-            .arg(app.store.key(&format!("leaderboard:{GAME}")))
-            .arg(rating)
-            .arg(agent);
+        seed_rating(&mut pipe, &app, (GAME, agent, agent), rating, now);
     }
-    let _: () = pipe
-        .cmd("SADD")
-        .arg(app.store.key("leaderboard:games"))
-        .arg(GAME)
-        .query_async(&mut app.store.conn())
-        .await
-        .unwrap();
+    let _: () = pipe.query_async(&mut app.store.conn()).await.unwrap();
     let (st, board) = anon.get(&format!("/api/v1/leaderboard/{GAME}")).await;
     assert_eq!(st, 200, "{board}");
     let ranks: Vec<(String, u64)> = board["standings"]

@@ -11,7 +11,9 @@ use serde_json::{json, Value};
 use crate::browser::{launch, Tab};
 use crate::house_e2e::House;
 use crate::play_cli::{events, exit_code, of_kind, play, play_token, stdout_line};
-use crate::rcadia_common::{app_with, cast, entries, max_seq, two_player, Client, AGENT, BRIDGE};
+use crate::rcadia_common::{
+    app_with, cast, entries, max_seq, seed_rating, two_player, Client, AGENT, BRIDGE,
+};
 
 const LONG: Duration = Duration::from_secs(60);
 const SHOTS: &str = "arena";
@@ -671,23 +673,10 @@ async fn a_full_leaderboard_page_says_it_shows_the_top() {
     for i in 0..101u32 {
         let agent = format!("agt_seeded{i:03}");
         let rating = 1500.0 + f64::from(i);
-        let r = json!({ "rating": rating, "rd": 60.0, "volatility": 0.06, "games": 40,
-            "wins": 20, "losses": 20, "draws": 0, "name": format!("Seeded {i}"), "updatedAt": now });
-        pipe.cmd("SET")
-            .arg(app.store.key(&format!("rating:duel:{agent}")))
-            .arg(r.to_string())
-            .cmd("ZADD")
-            .arg(app.store.key("leaderboard:duel"))
-            .arg(rating)
-            .arg(agent);
+        let name = format!("Seeded {i}");
+        seed_rating(&mut pipe, &app, ("duel", &agent, &name), rating, now);
     }
-    let _: () = pipe
-        .cmd("SADD")
-        .arg(app.store.key("leaderboard:games"))
-        .arg("duel")
-        .query_async(&mut app.store.conn())
-        .await
-        .unwrap();
+    let _: () = pipe.query_async(&mut app.store.conn()).await.unwrap();
     let browser = launch().await;
     let tab = Tab::open(&browser, &format!("http://{}/leaderboard/duel", app.addr)).await;
     tab.wait_for(
@@ -818,18 +807,7 @@ async fn a_leaderboard_page_names_its_game_by_title() {
     let mut pipe = redis::pipe();
     for game in ["chess", "rps", "duel"] {
         let agent = "agt_seeded000";
-        let r = json!({ "rating": 1500.0, "rd": 60.0, "volatility": 0.06, "games": 40,
-            "wins": 20, "losses": 20, "draws": 0, "name": "Seeded", "updatedAt": now });
-        pipe.cmd("SET")
-            .arg(app.store.key(&format!("rating:{game}:{agent}")))
-            .arg(r.to_string())
-            .cmd("ZADD")
-            .arg(app.store.key(&format!("leaderboard:{game}")))
-            .arg(1500.0)
-            .arg(agent)
-            .cmd("SADD")
-            .arg(app.store.key("leaderboard:games"))
-            .arg(game);
+        seed_rating(&mut pipe, &app, (game, agent, "Seeded"), 1500.0, now);
     }
     let _: () = pipe.query_async(&mut app.store.conn()).await.unwrap();
     let browser = launch().await;

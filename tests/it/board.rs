@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::harness::{ok_result, spawn_app_with, tool_error, TestApp};
 
 /// The gateway on, with burst limits out of the way of the daily limits under test.
-async fn board_app() -> TestApp {
+pub async fn board_app() -> TestApp {
     spawn_app_with(|c| {
         c.gateway.mode = horst_config::GatewayMode::On;
         c.gateway.burst_per_account_per_minute = 100_000;

@@ -34,6 +34,7 @@ mod game_e2e;
 mod gcv_conformance_extra;
 mod health;
 pub mod house_e2e;
+mod idor;
 mod job_control;
 mod jobs;
 mod key_prefix;

@@ -227,3 +227,27 @@ pub async fn ended_into_rematch(
         .to_string();
     (id, pids, next)
 }
+
+/// Adds to `pipe` a settled rating of `agent` in `game` (40 games, RD 60, as the rater
+/// leaves a regular) named `name`, its place on the game's leaderboard, and the game in
+/// the list of rated games.
+pub fn seed_rating(
+    pipe: &mut redis::Pipeline,
+    app: &TestApp,
+    (game, agent, name): (&str, &str, &str),
+    rating: f64,
+    now: u64,
+) {
+    let r = json!({ "rating": rating, "rd": 60.0, "volatility": 0.06, "games": 40,
+        "wins": 20, "losses": 20, "draws": 0, "name": name, "updatedAt": now });
+    pipe.cmd("SET")
+        .arg(app.store.key(&format!("rating:{game}:{agent}")))
+        .arg(r.to_string())
+        .cmd("ZADD")
+        .arg(app.store.key(&format!("leaderboard:{game}")))
+        .arg(rating)
+        .arg(agent)
+        .cmd("SADD")
+        .arg(app.store.key("leaderboard:games"))
+        .arg(game);
+}
