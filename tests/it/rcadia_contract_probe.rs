@@ -980,3 +980,82 @@ async fn events_wait_for_the_next_event_and_answer_it() {
     );
     let _ = after;
 }
+
+/// Sections 5-7 on a reserved rematch: listed only with `?all=1` (`reserved: true`,
+/// `joinable: false`), a newcomer's join is `409 reserved`, a seated player's join answers
+/// its same seat and `playerId` (and readies it), and the snapshot says `waiting` for
+/// `players` in round 2. `?all=1` lists active tables too; finished ones never.
+#[tokio::test]
+async fn a_reserved_rematch_is_listed_with_all_and_held_for_its_players() {
+    let app = app_with(|c| c.sessions.reservation_seconds = 30).await;
+    let (host, agents) = cast(&app, 3).await;
+    let (old, pids, next) = ended_into_rematch(&host, &agents, json!({ "winner": null })).await;
+    let find = |v: &Value, id: &str| {
+        v["sessions"]
+            .as_array()
+            .and_then(|l| l.iter().find(|e| e["sessionId"] == id))
+            .cloned()
+    };
+    let (_, v) = agents[2].get(&format!("{AGENT}/available")).await;
+    assert_eq!(find(&v, &next), None, "{v}");
+    let (_, v) = agents[2].get(&format!("{AGENT}/available?all=1")).await;
+    let e = find(&v, &next).unwrap_or_else(|| panic!("listed with all=1: {v}"));
+    assert_eq!(
+        (
+            e["reserved"].as_bool(),
+            e["joinable"].as_bool(),
+            e["round"].as_u64()
+        ),
+        (Some(true), Some(false), Some(2)),
+        "{e}"
+    );
+    assert_eq!(
+        find(&v, &old),
+        None,
+        "a finished session is never listed: {v}"
+    );
+    let (st, v) = agents[2]
+        .post(&format!("{AGENT}/{next}/join"), json!({}))
+        .await;
+    assert_eq!((st, v["code"].as_str()), (409, Some("reserved")), "{v}");
+    let s = agents[0].join(&next).await;
+    assert_eq!(
+        (
+            s["playerId"].as_str(),
+            s["seat"].as_u64(),
+            s["round"].as_u64()
+        ),
+        (Some(pids[0].as_str()), Some(0), Some(2)),
+        "{s}"
+    );
+    assert_eq!(
+        (s["status"].as_str(), s["waitingFor"].as_str()),
+        (Some("waiting"), Some("players")),
+        "{s}"
+    );
+    assert_eq!(s["players"][0]["ready"], true, "{s}");
+    assert_eq!(s["players"][1]["ready"], false, "{s}");
+    // The other player's long-poll readies it; the round starts.
+    let s = agents[1].state(&next, 5.0).await;
+    assert_eq!(s["playerId"], pids[1].as_str(), "{s}");
+    let mut status = String::new();
+    for _ in 0..20 {
+        let p = host.pending(&next, 0, 2.0).await;
+        status = p["status"].as_str().unwrap_or_default().to_string();
+        if status == "active" {
+            break;
+        }
+    }
+    assert_eq!(status, "active");
+    let (_, v) = agents[2].get(&format!("{AGENT}/available?all=1")).await;
+    let e = find(&v, &next).unwrap_or_else(|| panic!("an active table is listed with all=1: {v}"));
+    assert_eq!(
+        (e["status"].as_str(), e["joinable"].as_bool()),
+        (Some("active"), Some(false)),
+        "{e}"
+    );
+    let (st, v) = agents[2]
+        .post(&format!("{AGENT}/{next}/join"), json!({}))
+        .await;
+    assert_eq!((st, v["code"].as_str()), (409, Some("in_progress")), "{v}");
+}
