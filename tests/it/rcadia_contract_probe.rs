@@ -1059,3 +1059,105 @@ async fn a_reserved_rematch_is_listed_with_all_and_held_for_its_players() {
         .await;
     assert_eq!((st, v["code"].as_str()), (409, Some("in_progress")), "{v}");
 }
+
+/// Section 4 at the edge of the clock: an action sent as the deadline passes is either
+/// accepted (then the player is off the clock: no strike follows while it is pending) or
+/// refused `409 finished` because the final strike came first, never both: a game that ended
+/// on time never got the move, and a move accepted in time is never forfeited for.
+#[tokio::test]
+async fn an_action_at_the_deadline_is_either_in_time_or_refused_never_both() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (mut accepted, mut refused) = (0, 0);
+    for i in 0..8u64 {
+        let (id, pids, after) = started(
+            &host,
+            &agents,
+            two_player(json!({ "turnTimeout": 0.4, "maxTurnTimeouts": 1 })),
+        )
+        .await;
+        host.ops(
+            &id,
+            json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
+        )
+        .await;
+        let s = agents[0].state(&id, 0.0).await;
+        let turn = s["turn"].as_u64().unwrap_or(0);
+        // Keep the host alive (its clock runs only then) while the deadline comes.
+        let poll = {
+            let (h, url) = (
+                host.clone(),
+                format!("{BRIDGE}/{id}/pending-actions?after={after}&wait=3"),
+            );
+            tokio::spawn(async move { h.get(&url).await })
+        };
+        tokio::time::sleep(Duration::from_millis(330 + i * 20)).await;
+        let (st, v) = agents[0].act(&id, json!("x"), turn).await;
+        let _ = poll.await;
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        let s = agents[1].state(&id, 0.0).await;
+        match st {
+            200 => {
+                accepted += 1;
+                assert_eq!(s["status"], "active", "accepted, then forfeited: {v} {s}");
+                let p = host.pending(&id, after, 0.0).await;
+                assert!(
+                    entries(&p).iter().any(|e| e["type"] == "action"),
+                    "the accepted move reaches the game: {p}"
+                );
+            }
+            409 => {
+                refused += 1;
+                assert_eq!(v["code"], "finished", "{v}");
+                assert_eq!(s["result"]["forfeitedBy"], pids[0].as_str(), "{s}");
+                let p = host.pending(&id, after, 0.0).await;
+                assert!(
+                    !entries(&p).iter().any(|e| e["type"] == "action"),
+                    "a refused move never reaches the game: {p}"
+                );
+            }
+            _ => panic!("{st}: {v}"),
+        }
+    }
+    eprintln!("at the deadline: {accepted} accepted, {refused} refused");
+}
+
+/// An action racing the host's `end`: accepted before it (then taken back out of the host's
+/// queue, `unconfirmed`: it never reached the game) or `409 finished` after it; the host
+/// never gets a move after the game it ended.
+#[tokio::test]
+async fn an_action_racing_the_end_never_reaches_the_game_after_it() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    for _ in 0..6 {
+        let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
+        host.ops(
+            &id,
+            json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
+        )
+        .await;
+        let turn = agents[0].state(&id, 0.0).await["turn"]
+            .as_u64()
+            .unwrap_or(0);
+        let act = {
+            let a = agents[0].clone();
+            let id = id.clone();
+            tokio::spawn(async move { a.act(&id, json!("x"), turn).await })
+        };
+        let v = host
+            .ops(&id, json!([{ "op": "end", "result": { "winner": null } }]))
+            .await;
+        assert_eq!(v["status"], "finished", "{v}");
+        let (st, a) = act.await.expect("the action's task");
+        let p = host.pending(&id, after, 0.0).await;
+        assert!(
+            !entries(&p).iter().any(|e| e["type"] == "action"),
+            "{st} {a}: a move after the end reached the game: {p}"
+        );
+        let s = agents[0].state(&id, 0.0).await;
+        match st {
+            200 => assert_eq!(s["lastAction"]["status"], "unconfirmed", "{s}"),
+            _ => assert_eq!((st, a["code"].as_str()), (409, Some("finished")), "{a}"),
+        }
+    }
+}
