@@ -1161,3 +1161,75 @@ async fn an_action_racing_the_end_never_reaches_the_game_after_it() {
         }
     }
 }
+
+/// Milliseconds since the epoch of an ISO time `YYYY-MM-DDTHH:MM:SS.mmmZ` (same day only
+/// matters here: the difference of two deadlines a second apart).
+fn iso_ms(s: &str) -> Option<i64> {
+    let t = s.get(11..23)?;
+    let h: i64 = t.get(0..2)?.parse().ok()?;
+    let m: i64 = t.get(3..5)?.parse().ok()?;
+    let sec: i64 = t.get(6..8)?.parse().ok()?;
+    let ms: i64 = t.get(9..12)?.parse().ok()?;
+    let day: i64 = s.get(8..10)?.parse().ok()?;
+    Some((((day * 24 + h) * 60 + m) * 60 + sec) * 1000 + ms)
+}
+
+/// Section 4: `deadline = turnStartedAt + turnTimeout * (strikesThisTurn + 1)`: after the
+/// warning strike the deadline is exactly one `turnTimeout` later, the snapshot counts the
+/// strike, and the final strike comes at that deadline.
+#[tokio::test]
+async fn the_warning_strike_moves_the_deadline_by_exactly_one_turn_timeout() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, mut after) = started(
+        &host,
+        &agents,
+        two_player(json!({ "turnTimeout": 1, "maxTurnTimeouts": 2 })),
+    )
+    .await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
+    )
+    .await;
+    let s = agents[0].state(&id, 0.0).await;
+    let d1 = iso_ms(s["deadline"].as_str().unwrap_or_default()).expect("a deadline");
+    assert_eq!(
+        (s["strikes"].as_u64(), s["maxStrikes"].as_u64()),
+        (Some(0), Some(2)),
+        "{s}"
+    );
+    let t0 = Instant::now();
+    let mut strikes = Vec::new();
+    while strikes.len() < 2 && t0.elapsed() < Duration::from_secs(20) {
+        let p = host.pending(&id, after, 3.0).await;
+        after = max_seq(&p, after);
+        for e in entries(&p).into_iter().filter(|e| e["type"] == "timeout") {
+            if strikes.is_empty() {
+                let s = agents[0].state(&id, 0.0).await;
+                assert_eq!(
+                    (s["strikes"].as_u64(), s["yourTurn"].as_bool()),
+                    (Some(1), Some(true)),
+                    "{s}"
+                );
+                let d2 = iso_ms(s["deadline"].as_str().unwrap_or_default()).expect("a deadline");
+                assert_eq!(d2 - d1, 1000, "{s}");
+            }
+            strikes.push(e);
+        }
+    }
+    assert_eq!(
+        strikes
+            .iter()
+            .map(|e| (e["strike"].as_u64(), e["final"].as_bool()))
+            .collect::<Vec<_>>(),
+        vec![(Some(1), Some(false)), (Some(2), Some(true))],
+        "{strikes:?}"
+    );
+    let s = agents[1].state(&id, 0.0).await;
+    assert_eq!(
+        (s["status"].as_str(), s["result"]["strikes"].as_u64()),
+        (Some("finished"), Some(2)),
+        "{s}"
+    );
+}
