@@ -120,12 +120,7 @@ async fn bridge_answers_and_entries_have_exactly_the_contract_fields() {
         .collect();
     let after = start["seq"].as_u64().expect("seq");
 
-    let v = host
-        .ops(
-            &id,
-            json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
-        )
-        .await;
+    let v = host.give_turn(&id, &pids[0], json!(["x"])).await;
     assert_eq!(
         keys(&v),
         set(&[
@@ -281,11 +276,8 @@ async fn action_answers_and_refusals_have_the_contract_fields() {
                 .to_string(),
         );
     }
-    host.ops(
-        &id,
-        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": [{ "type": "move" }] }]),
-    )
-    .await;
+    host.give_turn(&id, &pids[0], json!([{ "type": "move" }]))
+        .await;
     let turn = agents[0].state(&id, 0.0).await["turn"]
         .as_u64()
         .expect("turn");
@@ -601,33 +593,14 @@ async fn a_config_with_whole_numbers_written_as_floats_opens_the_table() {
 async fn a_timeout_forfeit_result_carries_its_strikes() {
     let app = app_with(|_| {}).await;
     let (host, agents) = cast(&app, 2).await;
-    let (id, pids, mut after) = started(
+    let (id, pids, after) = started(
         &host,
         &agents,
         two_player(json!({ "turnTimeout": 0.3, "maxTurnTimeouts": 1 })),
     )
     .await;
-    host.ops(
-        &id,
-        json!([{ "op": "legal_actions", "playerId": pids[1], "actions": ["x"] }]),
-    )
-    .await;
-    let t0 = Instant::now();
-    let mut end = None;
-    let mut timeouts = Vec::new();
-    while end.is_none() && t0.elapsed() < Duration::from_secs(20) {
-        let p = host.pending(&id, after, 3.0).await;
-        after = max_seq(&p, after);
-        for e in entries(&p) {
-            if e["type"] == "timeout" {
-                timeouts.push(e.clone());
-            }
-            if e["event"] == "session_end" {
-                end = Some(e);
-            }
-        }
-    }
-    let end = end.expect("session_end");
+    host.give_turn(&id, &pids[1], json!(["x"])).await;
+    let (end, timeouts) = host.until_session_end(&id, after).await;
     assert_eq!(timeouts.len(), 1, "{timeouts:?}");
     assert_eq!(
         keys(&timeouts[0]),
@@ -697,11 +670,7 @@ async fn ids_and_times_have_the_contract_forms() {
     for p in &pids {
         assert!(is_hex_id(p, "p_", 8), "{p}");
     }
-    host.ops(
-        &id,
-        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
-    )
-    .await;
+    host.give_turn(&id, &pids[0], json!(["x"])).await;
     let s = agents[0].state(&id, 0.0).await;
     assert_eq!(s["deadline"], Value::Null, "no clock: {s}");
     let (_, p) = agents[0].get(&format!("{AGENT}/{id}/public")).await;
@@ -717,11 +686,7 @@ async fn ids_and_times_have_the_contract_forms() {
     assert_eq!(s["lastAction"]["reason"], Value::Null, "{s}");
     assert_eq!(s["waitingFor"], "host", "pending: {s}");
     let (id, pids, _) = started(&host, &agents, two_player(json!({ "turnTimeout": 60 }))).await;
-    host.ops(
-        &id,
-        json!([{ "op": "legal_actions", "playerId": pids[1], "actions": ["x"] }]),
-    )
-    .await;
+    host.give_turn(&id, &pids[1], json!(["x"])).await;
     for a in &agents {
         let s = a.state(&id, 0.0).await;
         let d = s["deadline"].as_str().unwrap_or_default();
@@ -798,7 +763,7 @@ async fn a_lost_session_is_410_and_an_unknown_one_404_on_every_route() {
 async fn a_timeout_forfeit_of_three_players_has_no_winner() {
     let app = app_with(|_| {}).await;
     let (host, agents) = cast(&app, 3).await;
-    let (id, pids, mut after) = started(
+    let (id, pids, after) = started(
         &host,
         &agents,
         two_player(
@@ -806,21 +771,8 @@ async fn a_timeout_forfeit_of_three_players_has_no_winner() {
         ),
     )
     .await;
-    host.ops(
-        &id,
-        json!([{ "op": "legal_actions", "playerId": pids[2], "actions": ["x"] }]),
-    )
-    .await;
-    let t0 = Instant::now();
-    let mut end = None;
-    while end.is_none() && t0.elapsed() < Duration::from_secs(20) {
-        let p = host.pending(&id, after, 3.0).await;
-        after = max_seq(&p, after);
-        end = entries(&p)
-            .into_iter()
-            .find(|e| e["event"] == "session_end");
-    }
-    let end = end.expect("session_end");
+    host.give_turn(&id, &pids[2], json!(["x"])).await;
+    let (end, _) = host.until_session_end(&id, after).await;
     let r = &end["result"];
     assert_eq!(
         (
@@ -911,11 +863,7 @@ async fn a_one_seat_game_starts_on_its_join() {
         two_player(json!({ "minPlayers": 1, "maxPlayers": 1 })),
     )
     .await;
-    host.ops(
-        &id,
-        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["go"] }]),
-    )
-    .await;
+    host.give_turn(&id, &pids[0], json!(["go"])).await;
     let s = agents[0].state(&id, 0.0).await;
     assert_eq!(
         (s["status"].as_str(), s["yourTurn"].as_bool()),
@@ -937,11 +885,7 @@ async fn events_wait_for_the_next_event_and_answer_it() {
     let app = app_with(|_| {}).await;
     let (host, agents) = cast(&app, 2).await;
     let (id, pids, mut after) = started(&host, &agents, two_player(json!({}))).await;
-    host.ops(
-        &id,
-        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
-    )
-    .await;
+    host.give_turn(&id, &pids[0], json!(["x"])).await;
     let (st, page) = agents[1].get(&format!("{AGENT}/{id}/events")).await;
     assert_eq!(st, 200, "{page}");
     assert_eq!(keys(&page), set(&["events", "first", "next"]), "{page}");
@@ -962,11 +906,7 @@ async fn events_wait_for_the_next_event_and_answer_it() {
     assert_eq!(st, 200, "{v}");
     let p = host.pending(&id, after, 0.0).await;
     after = max_seq(&p, after);
-    host.ops(
-        &id,
-        json!([{ "op": "legal_actions", "playerId": pids[1], "actions": ["y"] }]),
-    )
-    .await;
+    host.give_turn(&id, &pids[1], json!(["y"])).await;
     let (st, v) = poll.await.expect("the poll");
     assert_eq!(st, 200, "{v}");
     assert!(
@@ -1076,11 +1016,7 @@ async fn an_action_at_the_deadline_is_either_in_time_or_refused_never_both() {
             two_player(json!({ "turnTimeout": 0.4, "maxTurnTimeouts": 1 })),
         )
         .await;
-        host.ops(
-            &id,
-            json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
-        )
-        .await;
+        host.give_turn(&id, &pids[0], json!(["x"])).await;
         let s = agents[0].state(&id, 0.0).await;
         let turn = s["turn"].as_u64().unwrap_or(0);
         // Keep the host alive (its clock runs only then) while the deadline comes.
@@ -1131,11 +1067,7 @@ async fn an_action_racing_the_end_never_reaches_the_game_after_it() {
     let (host, agents) = cast(&app, 2).await;
     for _ in 0..6 {
         let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
-        host.ops(
-            &id,
-            json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
-        )
-        .await;
+        host.give_turn(&id, &pids[0], json!(["x"])).await;
         let turn = agents[0].state(&id, 0.0).await["turn"]
             .as_u64()
             .unwrap_or(0);
@@ -1187,11 +1119,7 @@ async fn the_warning_strike_moves_the_deadline_by_exactly_one_turn_timeout() {
         two_player(json!({ "turnTimeout": 1, "maxTurnTimeouts": 2 })),
     )
     .await;
-    host.ops(
-        &id,
-        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
-    )
-    .await;
+    host.give_turn(&id, &pids[0], json!(["x"])).await;
     let s = agents[0].state(&id, 0.0).await;
     let d1 = iso_ms(s["deadline"].as_str().unwrap_or_default()).expect("a deadline");
     assert_eq!(
