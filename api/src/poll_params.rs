@@ -51,20 +51,10 @@ pub fn u64_param(q: &HashMap<String, String>, name: &str) -> Result<Option<u64>,
     }
 }
 
-/// A JSON number that is a non-negative whole number: `7`, and `7.0` too. A client whose
-/// JSON library reads every number as a double (Gson's maps, Lua's tables) writes the `turn`
-/// or `version` it echoes as `7.0`; JSON has one number type, so that is the same number,
-/// not a malformed one. Fractions, negatives and floats past 2^53 (where a double no longer
-/// holds every integer) are none.
-pub fn whole_number(v: &serde_json::Value) -> Option<u64> {
-    v.as_u64().or_else(|| v.as_f64().and_then(whole_f64))
-}
-
-/// A double that is a non-negative whole number up to 2^53 (see [`whole_number`]).
-fn whole_f64(f: f64) -> Option<u64> {
-    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
-    (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f <= EXACT).then_some(f as u64)
-}
+use horst_sessions::whole_f64;
+/// The whole-number reading of the protocol (`7.0` is 7): one rule for the cursors, `turn`
+/// and the config (`horst_sessions::whole_number`).
+pub use horst_sessions::whole_number;
 
 #[cfg(test)]
 mod tests {

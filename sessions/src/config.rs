@@ -97,7 +97,7 @@ impl Rules {
         let uint = |key: &str| -> Result<Option<u64>, ProtocolError> {
             match obj.get(key) {
                 None | Some(Value::Null) => Ok(None),
-                Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+                Some(v) => whole_number(v).map(Some).ok_or_else(|| {
                     ProtocolError::bad_request(format!(
                         "config.{key} must be a non-negative integer, got {v}"
                     ))
@@ -174,6 +174,21 @@ impl Rules {
     }
 }
 
+/// A JSON number that is a non-negative whole number: `7`, and `7.0` too. A client whose
+/// JSON library reads every number as a double (Gson's maps, Lua's tables) writes the `turn`
+/// it echoes, or the game's `minPlayers: 2`, as `2.0`; JSON has one number type, so that is
+/// the same number, not a malformed one. Fractions, negatives and floats past 2^53 (where a
+/// double no longer holds every integer) are none.
+pub fn whole_number(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| v.as_f64().and_then(whole_f64))
+}
+
+/// A double that is a non-negative whole number up to 2^53 (see [`whole_number`]).
+pub fn whole_f64(f: f64) -> Option<u64> {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f <= EXACT).then_some(f as u64)
+}
+
 fn seconds_to_ms(v: &Value) -> Option<u64> {
     if let Some(s) = v.as_u64() {
         return Some(s.saturating_mul(1000));
@@ -233,6 +248,22 @@ mod tests {
         }
         let r = Rules::from_config(&json!({ "turnTimeout": 0.0015 }), &t).unwrap();
         assert_eq!(r.turn_timeout_ms, 2);
+    }
+
+    /// A host whose JSON library reads every number as a double sends `2.0`: the same config.
+    #[test]
+    fn whole_numbers_written_as_floats_are_those_integers() {
+        let t = Timings::default();
+        let r = Rules::from_config(
+            &json!({"minPlayers": 2.0, "maxPlayers": 4.0, "maxTurnTimeouts": 3.0}),
+            &t,
+        )
+        .unwrap();
+        assert_eq!((r.min_players, r.max_players, r.max_strikes), (2, 4, 3));
+        for bad in [json!(1.5), json!(-2.0), json!(1e300), json!("2")] {
+            let e = Rules::from_config(&json!({ "minPlayers": bad }), &t).unwrap_err();
+            assert!(e.message.contains("minPlayers"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -201,7 +201,7 @@ pub mod wire;
 #[cfg(test)]
 mod tests;
 
-pub use config::{Rules, Timings};
+pub use config::{whole_f64, whole_number, Rules, Timings};
 pub use error::{ProtocolCode, ProtocolError};
 pub use ids::{
     format_player_id, format_session_id, is_player_id, parse_session_id, SessionIdParts,

@@ -61,6 +61,7 @@ mod rcadia_clocks;
 mod rcadia_common;
 mod rcadia_conformance;
 mod rcadia_conformance_extra;
+mod rcadia_contract_probe;
 mod rcadia_cost;
 mod rcadia_game;
 mod rcadia_memory;

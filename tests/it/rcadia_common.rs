@@ -94,6 +94,35 @@ impl Client {
         v
     }
 
+    /// Publishes `actions` as `player`'s legal actions: that player is on turn.
+    pub async fn give_turn(&self, id: &str, player: &str, actions: Value) -> Value {
+        self.ops(
+            id,
+            json!([{ "op": "legal_actions", "playerId": player, "actions": actions }]),
+        )
+        .await
+    }
+
+    /// Polls (as the host) until the `session_end` entry, at most 20 s; returns it and the
+    /// `timeout` entries seen before it.
+    pub async fn until_session_end(&self, id: &str, mut after: u64) -> (Value, Vec<Value>) {
+        let t0 = std::time::Instant::now();
+        let mut timeouts = Vec::new();
+        while t0.elapsed() < Duration::from_secs(20) {
+            let p = self.pending(id, after, 3.0).await;
+            after = max_seq(&p, after);
+            for e in entries(&p) {
+                if e["event"] == "session_end" {
+                    return (e, timeouts);
+                }
+                if e["type"] == "timeout" {
+                    timeouts.push(e);
+                }
+            }
+        }
+        panic!("no session_end for {id} within 20 s; timeouts: {timeouts:?}");
+    }
+
     pub async fn pending(&self, id: &str, after: u64, wait: f64) -> Value {
         let (st, v) = self
             .get(&format!(
