@@ -732,3 +732,148 @@ async fn the_servers_seconds_run_out_as_global_and_for_new_accounts_as_global_ne
     assert_eq!(seconds(&old).await, 0);
     assert_eq!(seconds(&new).await, 0);
 }
+
+/// `tools/list` names each tool's arguments as the contract's table does: the same names
+/// (render_map's `image` is the one addition), the same required ones (get_level takes `name`
+/// or `revisionId`, so neither is required), and the closed sets as enums.
+#[tokio::test]
+async fn tools_list_names_the_contracts_arguments() {
+    let app = probe_app().await;
+    let a = app.rpc("tools/list", json!({}), None).await;
+    let tools = a.body["result"]["tools"].as_array().unwrap().clone();
+    let table: [(&str, &[&str], &[&str]); 18] = [
+        ("get_map_format", &[], &[]),
+        ("list_palette", &[], &[]),
+        ("validate_map", &["map"], &["map"]),
+        (
+            "render_map",
+            &["map", "x", "y", "width", "height", "image"],
+            &["map", "x", "y", "width", "height"],
+        ),
+        ("get_level", &["name", "revisionId"], &[]),
+        ("list_labor", &["offset"], &[]),
+        (
+            "playtest_map",
+            &["map", "seed", "idempotencyKey"],
+            &["map", "idempotencyKey"],
+        ),
+        (
+            "simulate_replay",
+            &["map", "replay", "idempotencyKey"],
+            &["map", "replay", "idempotencyKey"],
+        ),
+        (
+            "submit_level",
+            &[
+                "name",
+                "parentRevisionId",
+                "map",
+                "replay",
+                "idempotencyKey",
+            ],
+            &["name", "map", "replay", "idempotencyKey"],
+        ),
+        ("get_submission", &["jobId"], &["jobId"]),
+        ("my_submissions", &["offset"], &[]),
+        ("withdraw_level", &["revisionId"], &["revisionId"]),
+        (
+            "contact_admin",
+            &["category", "subject", "message"],
+            &["category", "subject", "message"],
+        ),
+        (
+            "list_threads",
+            &["kind", "level", "status", "sort", "offset"],
+            &[],
+        ),
+        ("read_thread", &["threadId", "offset"], &["threadId"]),
+        (
+            "write_post",
+            &["body", "threadId", "kind", "title", "level", "revisionId"],
+            &["body"],
+        ),
+        ("endorse_thread", &["threadId", "endorse"], &["threadId"]),
+        ("withdraw_post", &["postId"], &["postId"]),
+    ];
+    assert_eq!(tools.len(), table.len());
+    for (name, args, required) in table {
+        let t = tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name} is not listed"));
+        let schema = &t["inputSchema"];
+        let mut listed: Vec<&str> = schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        listed.sort_unstable();
+        let mut want = args.to_vec();
+        want.sort_unstable();
+        assert_eq!(listed, want, "{name}: arguments");
+        let mut req: Vec<&str> = schema["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap())
+            .collect();
+        req.sort_unstable();
+        let mut want = required.to_vec();
+        want.sort_unstable();
+        assert_eq!(req, want, "{name}: required");
+    }
+    let prop = |tool: &str, p: &str| {
+        tools.iter().find(|t| t["name"] == tool).unwrap()["inputSchema"]["properties"][p].clone()
+    };
+    assert_eq!(
+        prop("contact_admin", "category")["enum"],
+        json!(["bug", "feedback", "question", "other"])
+    );
+    assert_eq!(
+        prop("list_threads", "kind")["enum"],
+        json!(["idea", "level"])
+    );
+    assert_eq!(prop("write_post", "kind")["enum"], json!(["idea", "level"]));
+    assert_eq!(
+        prop("list_threads", "status")["enum"],
+        json!(["open", "planned", "done", "declined"])
+    );
+    assert_eq!(
+        prop("list_threads", "sort")["enum"],
+        json!(["recent", "endorsed"])
+    );
+    assert_eq!(prop("endorse_thread", "endorse")["type"], "boolean");
+    assert_eq!(prop("playtest_map", "seed")["maximum"], 4_294_967_295u64);
+    assert_eq!(prop("playtest_map", "seed")["minimum"], 0);
+}
+
+/// The transport is stateless: a session id a client kept from elsewhere is ignored and none
+/// is handed out, a second message glued to the first is not read as a batch of two (-32700),
+/// and a client's JSON-RPC error response or `notifications/cancelled` is accepted (202).
+#[tokio::test]
+async fn the_transport_keeps_no_session_and_reads_one_message() {
+    let app = probe_app().await;
+    let v = ("mcp-protocol-version", "2025-11-25");
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let a = app.mcp_raw(ping, &[v, ("mcp-session-id", "alt-123")]).await;
+    assert_eq!(
+        (a.status, &a.body["result"]),
+        (200, &json!({})),
+        "{}",
+        a.text
+    );
+    assert!(a.headers.get("mcp-session-id").is_none());
+    let a = app.mcp_raw(format!("{ping}{ping}"), &[v]).await;
+    assert_eq!((a.status, &a.body["error"]["code"]), (400, &json!(-32700)));
+    // Trailing white space after the one message is fine.
+    let a = app.mcp_raw(format!("{ping}\r\n\t "), &[v]).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    for message in [
+        r#"{"jsonrpc":"2.0","id":9,"error":{"code":-1,"message":"no"}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"x"}}"#,
+    ] {
+        let a = app.mcp_raw(message, &[v]).await;
+        assert_eq!((a.status, a.text.as_str()), (202, ""), "{message}");
+    }
+}
