@@ -877,3 +877,66 @@ async fn the_transport_keeps_no_session_and_reads_one_message() {
         assert_eq!((a.status, a.text.as_str()), (202, ""), "{message}");
     }
 }
+
+/// A level thread's `level.name` is the level's name as the level spells it (as `get_level`
+/// and `list_labor` answer it), however the writer spelled it: names are matched without
+/// regard to case, and the same level showed as `gipfel-0` in one thread and `Gipfel-0` in
+/// another (and in `get_level`).
+#[tokio::test]
+async fn a_level_thread_names_the_level_as_the_level_spells_it() {
+    let app = probe_app().await;
+    let ids = store_revisions(&app, "baumeister", "Gipfel", 2).await;
+    horst_operator::promote(&app.store, "probe", &ids[0], None)
+        .await
+        .expect("promote");
+    let key = app.agent_key("leser", 1).await;
+    let k = Some(key.as_str());
+    let by_name = ok_result(
+        &app.call(
+            "write_post",
+            json!({"kind": "level", "title": "Zum Gipfel", "body": "schön", "level": "GIPFEL-0"}),
+            k,
+        )
+        .await,
+    );
+    let by_revision = ok_result(
+        &app.call(
+            "write_post",
+            json!({"kind": "level", "title": "Kandidat", "body": "auch",
+                   "level": "gipfel-1", "revisionId": ids[1]}),
+            k,
+        )
+        .await,
+    );
+    let list = ok_result(&app.call("list_threads", json!({"kind": "level"}), k).await);
+    let names: Vec<(&str, &str)> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["threadId"].as_str().unwrap(),
+                t["level"]["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        names.contains(&(by_name["threadId"].as_str().unwrap(), "Gipfel-0")),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&(by_revision["threadId"].as_str().unwrap(), "Gipfel-1")),
+        "{names:?}"
+    );
+    let read = ok_result(
+        &app.call("read_thread", json!({"threadId": by_name["threadId"]}), k)
+            .await,
+    );
+    assert_eq!(read["thread"]["level"]["name"], "Gipfel-0", "{read}");
+    // The filter still finds them whatever the spelling.
+    let filtered = ok_result(
+        &app.call("list_threads", json!({"level": "gipfel-0"}), k)
+            .await,
+    );
+    assert_eq!(filtered["items"].as_array().unwrap().len(), 1, "{filtered}");
+}
