@@ -502,7 +502,7 @@ async fn store_revisions(app: &TestApp, owner: &str, prefix: &str, n: usize) -> 
                 seed: 1,
                 ticks: 100,
                 map_hash: "h",
-                engine_version: &horst_engine::engine_version(),
+                engine_version: horst_engine::engine_version(),
                 policy_version: horst_engine::POLICY_VERSION,
                 acceptance: &acceptance,
                 job_id: &job,
