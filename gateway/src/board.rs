@@ -1188,17 +1188,22 @@ pub async fn write_post(
         Writer::Agent(a) => (a.name.as_str(), "agent", THREADS_PER_DAY, POSTS_PER_DAY),
         Writer::Operator(n) => (*n, "operator", i64::MAX, i64::MAX),
     };
+    // A level thread keeps the level's own spelling of its name (names match without regard
+    // to case), so every thread of a level names it as get_level and list_labor do.
+    let mut level_name: Option<String> = None;
     if let Some(t) = &new_thread {
         if let Some(level) = t.level {
-            if readable_revision(store, level, t.revision_id, name)
-                .await?
-                .is_none()
-            {
+            let Some(readable) = readable_revision(store, level, t.revision_id, name).await? else {
                 return Err(ToolError::not_found(format!(
                     "level {level:?}{} is not readable: a level thread names a level with a promoted revision, or a revisionId of that level you may read (see list_labor)",
                     t.revision_id.map(|r| format!(" revision {r}")).unwrap_or_default()
                 )));
-            }
+            };
+            let spelled: Option<String> = store
+                .conn()
+                .hget(keys::rev(store, &readable), "name")
+                .await?;
+            level_name = spelled.filter(|s| s.eq_ignore_ascii_case(level));
         }
     }
     let seq = keys::board_seq(store);
@@ -1235,7 +1240,7 @@ pub async fn write_post(
         Some(t) => (
             t.kind,
             t.title.as_str(),
-            t.level.unwrap_or_default(),
+            level_name.as_deref().or(t.level).unwrap_or_default(),
             t.revision_id.unwrap_or_default(),
         ),
         None => ("", "", "", ""),

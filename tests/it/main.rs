@@ -32,6 +32,7 @@ mod feasibility;
 pub mod game_api;
 mod game_e2e;
 mod gcv_conformance_extra;
+mod gcv_contract_probe;
 mod health;
 pub mod house_e2e;
 mod idor;
