@@ -201,6 +201,45 @@ async fn a_job_finishing_during_a_6_s_freeze_is_recorded_succeeded_and_charged_o
     assert_eq!(after.seconds, before.seconds - job.charged_seconds);
 }
 
+/// (a') The same under the stall rules' thresholds: a 1.5 s freeze, shorter than a turn
+/// clock's stall (2 s, docs/reliability.md) and the queue's (3 s), from 4 s into a 5 s
+/// simulation to 5.5 s, the work finishing at 4.5 s: recorded `succeeded`, charged once. A
+/// job's limit is judged on the worker's own clock (when the work finished) and its charge is
+/// the reservation, so no stall, however short, is charged to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_finishing_during_a_short_freeze_over_its_deadline_is_recorded_succeeded() {
+    let app = spawn_gateway().await;
+    let key = app.agent_key("stilt", 1).await;
+    let before = app.queue.remaining("stilt", 1).await.unwrap();
+    let runner = Gated::new();
+    let _worker = start_worker(&app, runner.clone());
+    let args = simulation("stall-short");
+    let caller = waiting_call(&app, "simulate_replay", &args, &key);
+    let started = until_started(&runner, JobKind::Simulate).await;
+
+    tokio::time::sleep_until((started + Duration::from_millis(4000)).into()).await;
+    let pid = freeze(&app);
+    tokio::time::sleep_until((started + Duration::from_millis(4500)).into()).await;
+    runner.open(JobKind::Simulate);
+    tokio::time::sleep_until((started + Duration::from_millis(5500)).into()).await;
+    thaw(pid);
+
+    let (status, first, _) = caller.await.unwrap();
+    let answer = outcome(&app, "simulate_replay", &args, &key).await;
+    eprintln!(
+        "figure: 1.5 s freeze over the deadline, simulation finished 4.5 s into its 5 s limit: the waiting caller got {}, asked again: outcome {}",
+        told(status, &first),
+        answer["outcome"]
+    );
+    assert_eq!(answer["outcome"], "won", "{answer}");
+    let job = record(&app, &answer["jobId"]).await;
+    assert_eq!(job.state, JobState::Succeeded, "{job:?}");
+    assert_eq!(runner.runs(JobKind::Simulate), 1, "run once");
+    let after = app.queue.remaining("stilt", 1).await.unwrap();
+    assert_eq!(after.simulations, before.simulations - 1, "charged once");
+    assert_eq!(after.seconds, before.seconds - job.charged_seconds);
+}
+
 /// (b) A 15 s freeze, longer than the lease (10 s): a simulation that finishes 1 s into it
 /// and a playtest that is still running when Redis comes back. Neither is reaped as
 /// `cancelled` (the 1 s playtest of the original run was): time nobody saw Redis does not
