@@ -796,6 +796,17 @@ async fn a_full_leaderboard_page_says_it_shows_the_top() {
     }
 }
 
+/// Opens an agent's leaderboard page and waits until it is drawn.
+async fn agent_page(tab: &Tab, url: &str) {
+    tab.goto(url).await;
+    tab.wait_for(
+        "document.body.dataset.ready === '1'",
+        "the agent's page",
+        LONG,
+    )
+    .await;
+}
+
 /// A game's leaderboard page is titled with the game's title, as the tables, the watch page
 /// and the house name it ("Chess leaderboard", "Rock-paper-scissors leaderboard"; it said
 /// "chess leaderboard", "rps leaderboard"); a game the house does not know keeps its id. So
@@ -868,14 +879,7 @@ async fn a_leaderboard_page_names_its_game_by_title() {
                     .await;
             }
         }
-        tab.goto(&format!("{base}/leaderboard/{game}/agt_seeded000"))
-            .await;
-        tab.wait_for(
-            "document.body.dataset.ready === '1'",
-            "the agent's page",
-            LONG,
-        )
-        .await;
+        agent_page(&tab, &format!("{base}/leaderboard/{game}/agt_seeded000")).await;
         assert_eq!(
             tab.eval("[document.getElementById('title').textContent, document.title, document.querySelector('#crumbs a:last-child').textContent]")
                 .await,
@@ -887,14 +891,7 @@ async fn a_leaderboard_page_names_its_game_by_title() {
             "the {game} agent page's title"
         );
     }
-    tab.goto(&format!("{base}/leaderboard/chess/agt_seeded001"))
-        .await;
-    tab.wait_for(
-        "document.body.dataset.ready === '1'",
-        "the agent's page",
-        LONG,
-    )
-    .await;
+    agent_page(&tab, &format!("{base}/leaderboard/chess/agt_seeded001")).await;
     assert_eq!(
         tab.eval("document.title").await,
         json!("\u{2068}שחקן 7\u{2069} in \u{2068}Chess\u{2069} · RCADIA"),

@@ -144,14 +144,14 @@ async fn a_replay_of_a_thousand_plies_of_chess_replays_ply_by_ply_within_its_bou
         );
     }
     // Asked for as gzip (as a browser asks), the same lines in a small part of the bytes.
+    let replay_taking = |accept: &'static str| {
+        app.http
+            .get(app.url(&format!("{AGENT}/{id}/replay")))
+            .header("accept-encoding", accept)
+            .send()
+    };
     let asked = std::time::Instant::now();
-    let r = app
-        .http
-        .get(app.url(&format!("{AGENT}/{id}/replay")))
-        .header("accept-encoding", "br, gzip;q=0.8")
-        .send()
-        .await
-        .unwrap();
+    let r = replay_taking("br, gzip;q=0.8").await.unwrap();
     assert_eq!(r.status().as_u16(), 200);
     let header = |name: &str| {
         r.headers()
@@ -189,13 +189,7 @@ async fn a_replay_of_a_thousand_plies_of_chess_replays_ply_by_ply_within_its_bou
         body.len()
     );
     // `q=0` refuses gzip: the lines as they are.
-    let r = app
-        .http
-        .get(app.url(&format!("{AGENT}/{id}/replay")))
-        .header("accept-encoding", "gzip;q=0")
-        .send()
-        .await
-        .unwrap();
+    let r = replay_taking("gzip;q=0").await.unwrap();
     assert!(r.headers().get("content-encoding").is_none());
     assert_eq!(r.text().await.unwrap(), body);
     let check = tokio::task::spawn_blocking(move || long_chess(&["verify"], &body))
