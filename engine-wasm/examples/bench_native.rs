@@ -1,6 +1,7 @@
 //! Native ticks/s through the same exports the page calls (docs/benchmarks.md, "Engine in
-//! the browser"), on levels/15-sechzehn-feinde: the replay from a fresh clone, again and
-//! again, one call per replay step, until at least N ticks (first argument) ran.
+//! the browser"), on levels/15-sechzehn-feinde: the engine benchmark's replay from a fresh
+//! clone, again and again, one call per replay step, until at least N ticks (first argument)
+//! ran.
 //!
 //! cargo run --release -p horst-engine-wasm --example bench_native -- 3000000
 
@@ -21,9 +22,10 @@ fn main() {
         .unwrap_or(3_000_000);
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels");
     let map = std::fs::read_to_string(dir.join("15-sechzehn-feinde.map")).unwrap();
-    let replay = horst_engine::parse_replay_json(
-        &std::fs::read_to_string(dir.join("15-sechzehn-feinde.replay.json")).unwrap(),
-    )
+    // The engine benchmark's own copy of the replay (engine/benches/README.md).
+    let replay = horst_engine::parse_replay_json(include_str!(
+        "../../engine/benches/sechzehn-feinde.replay.json"
+    ))
     .unwrap();
     let (p, n) = put(&map);
     let fresh = unsafe { hx_game_new(p, n, replay.seed) };

@@ -2,8 +2,9 @@
 //!
 //! cargo bench -p horst-engine --bench sim
 //!
-//! Figures: ticks simulated per second on one core on the 16-enemy level (the winning replay,
-//! run over and over), the time to referee a 36,000-tick replay, and the cost of cloning a Sim.
+//! Figures: ticks simulated per second on one core on the 16-enemy level (the benchmark's own
+//! copy of its winning replay, `benches/sechzehn-feinde.replay.json`: README.md there, run over
+//! and over), the time to referee a 36,000-tick replay, and the cost of cloning a Sim.
 
 use horst_engine::{parse_map, parse_replay_json, referee, Replay, Sim, Status, Step};
 use std::hint::black_box;
@@ -23,10 +24,7 @@ fn main() {
     let text = std::fs::read_to_string(dir.join(format!("{name}.map"))).expect("level");
     let map = parse_map(&text).expect("valid level");
     let enemies = Sim::new(&map, 1).enemies().count();
-    let rp = parse_replay_json(
-        &std::fs::read_to_string(dir.join(format!("{name}.replay.json"))).expect("replay"),
-    )
-    .expect("valid replay");
+    let rp = parse_replay_json(include_str!("sechzehn-feinde.replay.json")).expect("valid replay");
     let flat: Vec<u8> = rp
         .actions
         .iter()

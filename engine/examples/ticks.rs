@@ -3,9 +3,10 @@
 //! cargo build --profile bench -p horst-engine --example ticks
 //! valgrind --tool=callgrind target/release/examples/ticks 300000
 //!
-//! Replays the winning replay of `levels/15-sechzehn-feinde.map` (16 enemies) from a fresh
-//! clone, again and again, until at least N ticks (first argument, default 300,000) have run,
-//! then prints the ticks and the final state hash (so a change in behaviour shows).
+//! Replays the benchmark's winning replay of `levels/15-sechzehn-feinde.map` (16 enemies,
+//! `benches/sechzehn-feinde.replay.json`: README.md there) from a fresh clone, again and
+//! again, until at least N ticks (first argument, default 300,000) have run, then prints
+//! the ticks and the final state hash (so a change in behaviour shows).
 
 use horst_engine::{parse_map, parse_replay_json, Sim, Status};
 use std::hint::black_box;
@@ -20,10 +21,8 @@ fn main() {
     let name = "15-sechzehn-feinde";
     let text = std::fs::read_to_string(dir.join(format!("{name}.map"))).expect("level");
     let map = parse_map(&text).expect("valid level");
-    let rp = parse_replay_json(
-        &std::fs::read_to_string(dir.join(format!("{name}.replay.json"))).expect("replay"),
-    )
-    .expect("valid replay");
+    let rp = parse_replay_json(include_str!("../benches/sechzehn-feinde.replay.json"))
+        .expect("valid replay");
     let flat: Vec<u8> = rp
         .actions
         .iter()

@@ -695,7 +695,9 @@ async fn the_last_admin_tokens_retire_is_off_and_says_why() {
 /// The admin token's label field takes what the server takes, as `GET
 /// /api/admin/admin-tokens` says (`maxLabelChars`, `admin_tokens::MAX_LABEL_CHARS`), and counts
 /// the characters as they are typed. Before, the page had its own `maxlength="40"` that nothing
-/// tied to the server's check, and no word of the limit: a cut label said nothing.
+/// tied to the server's check, and no word of the limit: a cut label said nothing. It counts
+/// characters as the server does (`chars()`): it counted UTF-16 units, two for an emoji, and
+/// its maxlength (also in units) let only 20 emoji in where the server takes 40.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_admin_token_label_field_takes_the_servers_limit_and_counts() {
     let max = horst_identity::admin_tokens::MAX_LABEL_CHARS;
@@ -723,7 +725,29 @@ async fn the_admin_token_label_field_takes_the_servers_limit_and_counts() {
             .await;
         assert_eq!(
             field,
-            json!([max, "at-label-count", format!("0 of {max} characters")])
+            json!([2 * max, "at-label-count", format!("0 of {max} characters")])
+        );
+        // Astral characters count one each, as on the server: `max` of them fit and are
+        // valid, one more is counted over and the field is invalid (the form does not send).
+        let typed = |n: usize| {
+            format!(
+                "(f => {{ f.value = '{}'; f.dispatchEvent(new Event('input', {{ bubbles: true }})); \
+                 return [document.getElementById('at-label-count').textContent, f.validity.valid, f.value.length]; }})\
+                 (document.querySelector('#view input[name=label]'))",
+                "\u{1F426}".repeat(n)
+            )
+        };
+        assert_eq!(
+            tab.eval(&typed(max)).await,
+            json!([format!("{max} of {max} characters"), true, 2 * max])
+        );
+        assert_eq!(
+            tab.eval(&typed(max + 1)).await,
+            json!([
+                format!("{} of {max} characters: 1 too many", max + 1),
+                false,
+                2 * max + 2
+            ])
         );
         let counted = tab
             .eval(
@@ -757,4 +781,15 @@ async fn the_admin_token_label_field_takes_the_servers_limit_and_counts() {
         m.contains(&format!("at most {max} characters")) && m.contains("shorten it"),
         "{m}"
     );
+    // What the page counts as fitting, the server takes: `max` astral characters.
+    let birds = "\u{1F426}".repeat(max);
+    let taken = tab
+        .eval(&format!(
+            "(async () => {{ const s = await (await fetch('/api/admin/session')).json(); \
+             const r = await fetch('/api/admin/admin-tokens', {{ method: 'POST', \
+             headers: {{ 'content-type': 'application/json', 'x-csrf-token': s.csrf }}, \
+             body: JSON.stringify({{ label: '{birds}' }}) }}); return [r.ok, (await r.json()).adminToken?.label]; }})()"
+        ))
+        .await;
+    assert_eq!(taken, json!([true, birds]), "{taken}");
 }

@@ -796,10 +796,23 @@ async fn a_full_leaderboard_page_says_it_shows_the_top() {
     }
 }
 
+/// Opens an agent's leaderboard page and waits until it is drawn.
+async fn agent_page(tab: &Tab, url: &str) {
+    tab.goto(url).await;
+    tab.wait_for(
+        "document.body.dataset.ready === '1'",
+        "the agent's page",
+        LONG,
+    )
+    .await;
+}
+
 /// A game's leaderboard page is titled with the game's title, as the tables, the watch page
 /// and the house name it ("Chess leaderboard", "Rock-paper-scissors leaderboard"; it said
 /// "chess leaderboard", "rps leaderboard"); a game the house does not know keeps its id. So
-/// do the list of games, an agent's page and its way back.
+/// do the list of games, an agent's page and its way back. In the document's title (plain
+/// text, no <bdi>) the names are isolated (FSI … PDI): a right-to-left name took " in Chess"
+/// into its run there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leaderboard_page_names_its_game_by_title() {
     let app = app_with(|_| {}).await;
@@ -809,6 +822,13 @@ async fn a_leaderboard_page_names_its_game_by_title() {
         let agent = "agt_seeded000";
         seed_rating(&mut pipe, &app, (game, agent, "Seeded"), 1500.0, now);
     }
+    seed_rating(
+        &mut pipe,
+        &app,
+        ("chess", "agt_seeded001", "שחקן 7"),
+        1400.0,
+        now,
+    );
     let _: () = pipe.query_async(&mut app.store.conn()).await.unwrap();
     let browser = launch().await;
     let base = format!("http://{}", app.addr);
@@ -848,7 +868,7 @@ async fn a_leaderboard_page_names_its_game_by_title() {
                 .await,
             json!([
                 format!("{title} leaderboard"),
-                format!("{title} leaderboard · RCADIA")
+                format!("\u{2068}{title}\u{2069} leaderboard · RCADIA")
             ]),
             "the {game} leaderboard's title"
         );
@@ -859,24 +879,23 @@ async fn a_leaderboard_page_names_its_game_by_title() {
                     .await;
             }
         }
-        tab.goto(&format!("{base}/leaderboard/{game}/agt_seeded000"))
-            .await;
-        tab.wait_for(
-            "document.body.dataset.ready === '1'",
-            "the agent's page",
-            LONG,
-        )
-        .await;
+        agent_page(&tab, &format!("{base}/leaderboard/{game}/agt_seeded000")).await;
         assert_eq!(
             tab.eval("[document.getElementById('title').textContent, document.title, document.querySelector('#crumbs a:last-child').textContent]")
                 .await,
             json!([
                 format!("Seeded in {title}"),
-                format!("Seeded in {title} · RCADIA"),
+                format!("\u{2068}Seeded\u{2069} in \u{2068}{title}\u{2069} · RCADIA"),
                 title
             ]),
             "the {game} agent page's title"
         );
     }
+    agent_page(&tab, &format!("{base}/leaderboard/chess/agt_seeded001")).await;
+    assert_eq!(
+        tab.eval("document.title").await,
+        json!("\u{2068}שחקן 7\u{2069} in \u{2068}Chess\u{2069} · RCADIA"),
+        "a right-to-left name in the title"
+    );
     tab.close().await;
 }

@@ -109,6 +109,7 @@ async fn a_replay_of_a_thousand_plies_of_chess_replays_ply_by_ply_within_its_bou
         "{stored} bytes stored for {PLIES} plies: more than 320 a ply"
     );
     // Downloaded, it replays ply by ply to the same final position.
+    let asked = std::time::Instant::now();
     let r = app
         .http
         .get(app.url(&format!("{AGENT}/{id}/replay")))
@@ -117,6 +118,7 @@ async fn a_replay_of_a_thousand_plies_of_chess_replays_ply_by_ply_within_its_bou
         .unwrap();
     assert_eq!(r.status().as_u16(), 200);
     let body = r.text().await.unwrap();
+    let plain_took = asked.elapsed();
     let lines: Vec<Value> = body
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -141,6 +143,55 @@ async fn a_replay_of_a_thousand_plies_of_chess_replays_ply_by_ply_within_its_bou
             i + 1
         );
     }
+    // Asked for as gzip (as a browser asks), the same lines in a small part of the bytes.
+    let replay_taking = |accept: &'static str| {
+        app.http
+            .get(app.url(&format!("{AGENT}/{id}/replay")))
+            .header("accept-encoding", accept)
+            .send()
+    };
+    let asked = std::time::Instant::now();
+    let r = replay_taking("br, gzip;q=0.8").await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let header = |name: &str| {
+        r.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(header("content-encoding"), "gzip");
+    assert!(
+        header("vary").contains("Accept-Encoding"),
+        "{}",
+        header("vary")
+    );
+    let zipped = r.bytes().await.unwrap();
+    let took = asked.elapsed();
+    let mut unzipped = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(&zipped[..]),
+        &mut unzipped,
+    )
+    .unwrap();
+    assert!(unzipped == body, "the gzip answer holds other lines");
+    println!(
+        "served: {} bytes as JSON Lines in {} ms, {} as gzip in {} ms",
+        body.len(),
+        plain_took.as_millis(),
+        zipped.len(),
+        took.as_millis()
+    );
+    assert!(
+        zipped.len() * 20 < body.len(),
+        "{} bytes as gzip of {}: less than 20 times smaller",
+        zipped.len(),
+        body.len()
+    );
+    // `q=0` refuses gzip: the lines as they are.
+    let r = replay_taking("gzip;q=0").await.unwrap();
+    assert!(r.headers().get("content-encoding").is_none());
+    assert_eq!(r.text().await.unwrap(), body);
     let check = tokio::task::spawn_blocking(move || long_chess(&["verify"], &body))
         .await
         .unwrap();

@@ -1066,9 +1066,10 @@ async fn engine_figures() {
     let browser = launch().await;
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("levels");
     let map = std::fs::read_to_string(root.join("15-sechzehn-feinde.map")).unwrap();
-    let replay: Value = serde_json::from_str(
-        &std::fs::read_to_string(root.join("15-sechzehn-feinde.replay.json")).unwrap(),
-    )
+    // The engine benchmark's own copy of the replay (engine/benches/README.md).
+    let replay: Value = serde_json::from_str(include_str!(
+        "../../engine/benches/sechzehn-feinde.replay.json"
+    ))
     .unwrap();
     let native = horst_engine::referee(
         &horst_engine::parse_map(&map).unwrap(),

@@ -1,7 +1,10 @@
 // The leaderboard pages: /leaderboard/ (the games with ratings), /leaderboard/<game> (its
 // standings, with each agent's thinking time per move) and /leaderboard/<game>/<agent>
 // (its rating history, each game linking to its replay). Read from /api/v1/leaderboard.
-// Everything from the server goes in with textContent; names sit in <bdi>.
+// Everything from the server goes in with textContent; names sit in <bdi>, and in the
+// document's title between FSI and PDI (`isolate`).
+
+import { isolate } from "./views.js";
 
 const $ = (id) => document.getElementById(id);
 /** A path part as text; one that does not decode (`%E0`) is kept as typed, and the
@@ -114,7 +117,7 @@ const MAX_OFFSET = 1000000000;
 const LIST_LIMIT = 100;
 
 async function showGame() {
-  document.title = `${gameTitle(game)} leaderboard · RCADIA`;
+  document.title = `${isolate(gameTitle(game))} leaderboard · RCADIA`;
   $("title").replaceChildren(el("bdi", gameTitle(game)), document.createTextNode(" leaderboard"));
   $("crumbs").replaceChildren(link("/leaderboard/", "All games"));
   // ?offset=N pages both lists (the server checks it and says what is wrong).
@@ -180,7 +183,7 @@ async function unknownGame() {
   }
   // Before any game has ratings, "no rated agents yet" is the whole truth.
   if (!Array.isArray(games) || !games.length || games.includes(game)) return;
-  document.title = `No ratings for ${game} · RCADIA`;
+  document.title = `No ratings for ${isolate(game)} · RCADIA`;
   $("title").replaceChildren(document.createTextNode("No ratings for "), el("bdi", game));
   const p = el("p", undefined, "empty");
   p.id = "unknown-game";
@@ -222,7 +225,7 @@ async function showAgent() {
   const v = await get(`/api/v1/leaderboard/${encodeURIComponent(game)}/${encodeURIComponent(agent)}`);
   const s = v.standing;
   const name = s && s.name ? s.name : agent;
-  document.title = `${name} in ${gameTitle(game)} · RCADIA`;
+  document.title = `${isolate(name)} in ${isolate(gameTitle(game))} · RCADIA`;
   $("title").replaceChildren(el("bdi", name), document.createTextNode(" in "), el("bdi", gameTitle(game)));
   $("lead").textContent = `Agent ${agent}.`;
   if (!s) {

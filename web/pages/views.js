@@ -89,6 +89,17 @@ export function tablesSummary(rows) {
   return `${rows.length} ${rows.length === 1 ? "table" : "tables"}: ${parts.join(", ")}.`;
 }
 
+/**
+ * Text from others for a plain string such as `document.title`, where no <bdi> can go: set
+ * apart by FSI … PDI (U+2068, U+2069), so a right-to-left name cannot reorder the words around
+ * it. Direction controls inside it are dropped (the server drops them from names; a game id
+ * typed in the address is not cleaned), so it cannot end the isolation early.
+ * @param {unknown} text
+ */
+export function isolate(text) {
+  return `\u2068${String(text ?? "").replace(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "")}\u2069`;
+}
+
 /** A player's name: `asName`, else "seat N" (the protocol's 0-based seat). */
 export function playerName(p) {
   return (p && p.asName) || `seat ${p && p.seat !== undefined ? p.seat : "?"}`;

@@ -5,7 +5,7 @@
 // next round, and plays back from its replay (`GET /replay`): a scrubber, ←/→ and a
 // clickable list of moves. Text only (textContent).
 
-import { watchModel, chessModel, rpsModel, countdown, replayFrames, viewFromReplay } from "./views.js";
+import { watchModel, chessModel, rpsModel, countdown, replayFrames, viewFromReplay, isolate } from "./views.js";
 import { drawBoard, squaresOf } from "/games/chess/board.js";
 
 const $ = (id) => document.getElementById(id);
@@ -104,7 +104,7 @@ function drawStage(v, m) {
 
 function render(v) {
   const m = watchModel(v, Date.now());
-  document.title = `${m.title} · watch · RCADIA`;
+  document.title = `${isolate(m.title)} · watch · RCADIA`;
   $("title").replaceChildren(el("bdi", m.title));
   $("badge").className = `badge ${m.badge}`;
   $("badge").textContent = m.status;

@@ -6,7 +6,8 @@ import { benchmark } from "../game/bench.js";
 
 const root = new URL("../../", import.meta.url);
 const map = readFileSync(new URL("levels/15-sechzehn-feinde.map", root), "utf8");
-const replay = JSON.parse(readFileSync(new URL("levels/15-sechzehn-feinde.replay.json", root), "utf8"));
+// The engine benchmark's own copy of the replay, not the shipped one (engine/benches/README.md).
+const replay = JSON.parse(readFileSync(new URL("engine/benches/sechzehn-feinde.replay.json", root), "utf8"));
 const engine = await loadEngine(readFileSync(new URL("web/game/engine.wasm", root)));
 const min = Number(process.argv[2] || 3_000_000);
 for (const batched of [true, false]) {

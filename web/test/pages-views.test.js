@@ -161,3 +161,12 @@ test("a replay cut at its size limit says so, and a move too large to keep shows
   assert.match(frames[1].label, /size limit/);
   assert.deepEqual(result, { winner: "p_1" });
 });
+
+test("a name in a plain string such as the document's title is isolated", async () => {
+  const { isolate } = await import("../pages/views.js");
+  // A right-to-left name before " in Chess" would take the words after it into its run.
+  assert.equal(`${isolate("שחקן 7")} in Chess`, "\u2068שחקן 7\u2069 in Chess");
+  // A name's own direction controls are dropped: a PDI of its own cannot end the isolation.
+  assert.equal(isolate("a\u2069\u202eb\u200f"), "\u2068ab\u2069");
+  assert.equal(isolate(null), "\u2068\u2069");
+});
