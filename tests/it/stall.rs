@@ -463,17 +463,16 @@ async fn a_stopping_worker_stops_within_its_budget_while_redis_is_frozen() {
 
 /// The six cases above and the turn clocks' (`rcadia_stall`) side by side, each with a Redis
 /// and an API of its own. Each waits out freezes of 6-15 s that the leases, turn clocks and
-/// call timeouts size, CPU-idle: one after another they held one of the suite's two test
-/// threads for about 110 s. A failing case's panic names its line.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_frozen_for_6_to_15_s_under_jobs_and_turns() {
-    tokio::join!(
-        a_job_finishing_during_a_6_s_freeze_is_recorded_succeeded_and_charged_once(),
-        jobs_across_a_15_s_freeze_are_not_reaped_while_their_worker_lives(),
-        a_claim_whose_answer_was_lost_is_run_by_its_slot(),
-        a_job_whose_outcome_was_given_up_on_is_not_run_again(),
-        a_submission_answered_pending_while_redis_was_away_is_stored_by_the_retry(),
-        a_stopping_worker_stops_within_its_budget_while_redis_is_frozen(),
-        crate::rcadia_stall::a_move_refused_while_redis_was_frozen_is_accepted_when_resent_and_nobody_loses_on_time(),
+/// call timeouts size, CPU-idle: one after another they held a test thread for 109 s.
+#[test]
+fn redis_frozen_for_6_to_15_s_under_jobs_and_turns() {
+    crate::side_by_side!(
+        a_job_finishing_during_a_6_s_freeze_is_recorded_succeeded_and_charged_once,
+        jobs_across_a_15_s_freeze_are_not_reaped_while_their_worker_lives,
+        a_claim_whose_answer_was_lost_is_run_by_its_slot,
+        a_job_whose_outcome_was_given_up_on_is_not_run_again,
+        a_submission_answered_pending_while_redis_was_away_is_stored_by_the_retry,
+        a_stopping_worker_stops_within_its_budget_while_redis_is_frozen,
+        crate::rcadia_stall::a_move_refused_while_redis_was_frozen_is_accepted_when_resent_and_nobody_loses_on_time,
     );
 }
