@@ -2008,6 +2008,14 @@ async fn seed_random_board(app: &TestApp, rng: &mut Lcg, n: usize) {
 /// judging every thread (`list_threads_scan`, the listing before the indexes) answers, for
 /// each caller. Returns how many threads the widest list showed.
 async fn assert_lists_match(app: &TestApp, callers: &[&str], when: &str) -> usize {
+    // On the Redis Cluster (ops/test's second pass) offsets 3 and 40 send the commands of 0
+    // and 20 to the same keys (an offset changes only how many index entries are read and
+    // skipped): with all four this test took 108 of the pass's 119 s.
+    let offsets: &[usize] = if crate::harness::on_cluster() {
+        &[0, 20]
+    } else {
+        &[0, 3, 20, 40]
+    };
     let mut widest = 0;
     for name in callers {
         let caller = horst_gateway::Account {
@@ -2025,7 +2033,7 @@ async fn assert_lists_match(app: &TestApp, callers: &[&str], when: &str) -> usiz
             ] {
                 for level in [None, Some("gipfel"), Some("Tal"), Some("see"), Some("nope")] {
                     for by_endorsements in [false, true] {
-                        for offset in [0, 3, 20, 40] {
+                        for &offset in offsets {
                             let filter = horst_gateway::board::ThreadFilter {
                                 kind,
                                 level,

@@ -126,7 +126,6 @@ async fn host_view_until_end(host: &Client, id: &str, after: u64, limit: Duratio
 /// charged once; the clock strikes 1, 2 (each once, in order) and the game ends for time;
 /// the long-polls that were open across the restart are answered, and the host's next polls
 /// get every entry once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_restarted_from_its_aof_mid_job_with_sessions_open_loses_and_doubles_nothing() {
     let mut app = spawn_app_with(|c| {
         c.gateway.mode = horst_config::GatewayMode::On;
@@ -279,7 +278,6 @@ fn client(addr: SocketAddr, token: &str) -> Client {
 /// second session, and A is stopped and killed (`kill -9` while stopped): its polls break,
 /// the host moves to B and gets every entry once, the game ends for time. Last, B is
 /// stopped too: a worker process fires the clocks while no API process runs.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_api_process_stopped_with_long_polls_open_leaves_its_sessions_to_the_others() {
     let redis = RedisServer::start();
     let store = horst_store::Store::connect(&redis.url(), "horst:")
@@ -406,7 +404,6 @@ async fn an_api_process_stopped_with_long_polls_open_leaves_its_sessions_to_the_
 /// the API process reaps the job as the contract says (`cancelled`, charged once, never run
 /// again) and tells the waiting caller; at SIGCONT the worker hears that its lease is gone,
 /// drops its result and records nothing, and then runs the next job.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_stopped_past_its_lease_loses_the_job_once_and_its_late_result_is_dropped() {
     let redis = RedisServer::start();
     let store = horst_store::Store::connect(&redis.url(), "horst:")
@@ -536,7 +533,6 @@ fn tool(name: &str, arguments: Value) -> Value {
 /// says writes are refused; neither the worker child nor the private Redis is restarted and
 /// up keeps running; once the disk is mended the refused admission is accepted under its
 /// idempotency key and run, without a restart.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn horst_up_s_private_redis_with_a_failing_disk_answers_503_and_recovers_by_itself() {
     let dir = tempfile::tempdir().unwrap();
     // Dropped after `up`: a run that fails before the save points are reset below leaves no
@@ -754,7 +750,6 @@ fn starts(up: &HorstProcess, what: &str) -> usize {
 /// taken for a stall, charged to nobody: the player is not struck for it, the job's lease
 /// (10 s) is not reaped; the job then finishes once and the player is struck only after
 /// the turn time it really had.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forward_jump_of_redis_s_clock_strikes_nobody_and_reaps_no_lease() {
     let app = spawn_app_with(|c| {
         c.gateway.mode = horst_config::GatewayMode::On;
@@ -822,4 +817,18 @@ async fn a_forward_jump_of_redis_s_clock_strikes_nobody_and_reaps_no_lease() {
 
 async fn newest(app: &crate::harness::TestApp, account: &str) -> String {
     newest_job(&app.store, account).await.expect("a job")
+}
+
+/// The five drills side by side, each with its own Redis and processes: they mostly wait
+/// (a lease running out, an API's long-polls moving over, a disk failing and coming back),
+/// and one after another they held a test thread for about 50 s.
+#[test]
+fn drills_side_by_side() {
+    crate::side_by_side!(
+        redis_restarted_from_its_aof_mid_job_with_sessions_open_loses_and_doubles_nothing,
+        an_api_process_stopped_with_long_polls_open_leaves_its_sessions_to_the_others,
+        a_worker_stopped_past_its_lease_loses_the_job_once_and_its_late_result_is_dropped,
+        horst_up_s_private_redis_with_a_failing_disk_answers_503_and_recovers_by_itself,
+        a_forward_jump_of_redis_s_clock_strikes_nobody_and_reaps_no_lease,
+    );
 }

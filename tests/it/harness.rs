@@ -208,6 +208,64 @@ pub async fn eventually(limit: Duration, mut check: impl AsyncFnMut() -> bool) -
     false
 }
 
+/// Runs async test cases side by side, each on a thread and a Tokio runtime of its own (two
+/// workers, as `#[tokio::test(flavor = "multi_thread", worker_threads = 2)]` gives a test),
+/// and fails naming every case that panicked. For cases that mostly wait (Redis frozen,
+/// leases running out): one after another they held one of the suite's two test threads
+/// for the sum of their waits. A case's panic message names its thread, which is its name.
+#[macro_export]
+macro_rules! side_by_side {
+    ($($case:path),+ $(,)?) => {{
+        let cases = vec![$((
+            stringify!($case),
+            std::thread::Builder::new()
+                .name(stringify!($case).to_string())
+                .spawn(|| {
+                    tokio::runtime::Builder::new_multi_thread()
+                        .worker_threads(2)
+                        .enable_all()
+                        .build()
+                        .expect("a Tokio runtime")
+                        .block_on($case())
+                })
+                .expect("a thread for the case"),
+        )),+];
+        let failed: Vec<&str> = cases
+            .into_iter()
+            .filter_map(|(name, case)| case.join().is_err().then_some(name))
+            .collect();
+        assert!(failed.is_empty(), "failed (their panics are above): {failed:?}");
+    }};
+}
+
+async fn a_case_that_passes() {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+}
+
+async fn a_case_that_fails() {
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    panic!("on purpose");
+}
+
+/// A case that fails fails `side_by_side!`, which names it, after the others have ended.
+#[test]
+fn side_by_side_fails_naming_the_failing_case() {
+    let started = Instant::now();
+    let failed = std::panic::catch_unwind(|| {
+        crate::side_by_side!(a_case_that_passes, a_case_that_fails, a_case_that_passes);
+    })
+    .expect_err("a failing case fails the test");
+    let text = failed.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        text.contains("[\"a_case_that_fails\"]"),
+        "the failing case by name: {text}"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_millis(50),
+        "the others ended first"
+    );
+}
+
 /// The `horst` binary as a child process, with its output captured line by line.
 pub struct HorstProcess {
     pub child: Child,

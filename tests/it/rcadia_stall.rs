@@ -83,8 +83,9 @@ fn host_loop(
 /// gets it, and b is on turn with a whole turn; b does not move and loses on time 5 s after
 /// its turn began. Before, the clock ran through the freeze: a was struck out and lost on
 /// time the moment Redis came back, and its resent move was refused `finished`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_move_refused_while_redis_was_frozen_is_accepted_when_resent_and_nobody_loses_on_time() {
+/// (Run beside the job stalls: `stall::redis_frozen_for_6_to_15_s_under_jobs_and_turns`.)
+pub(crate) async fn a_move_refused_while_redis_was_frozen_is_accepted_when_resent_and_nobody_loses_on_time(
+) {
     let app = app_with(|_| {}).await;
     let (host, agents) = cast(&app, 2).await;
     let (id, pids, after) = started(

@@ -3,7 +3,8 @@
 //! `succeeded`, charged once, run once; a job whose worker lives is not reaped as
 //! `cancelled`, however long the freeze. Callers go through the MCP endpoint as agents do;
 //! the worker runs in-process with the real referee and planner, each job held at a gate so
-//! it finishes exactly inside the freeze.
+//! it finishes exactly inside the freeze. The cases run side by side in one test (the last,
+//! with `rcadia_stall`'s), each on servers of its own: they mostly wait.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -210,7 +211,6 @@ async fn a_simulation_finishing_in_a_freeze(
 /// of Redis that also covers its deadline: recorded `succeeded` and charged once (it was
 /// recorded `timeout` when the worker's heartbeat, blocked by the stall, held up noticing the
 /// finished work until the deadline had passed too).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_finishing_during_a_6_s_freeze_is_recorded_succeeded_and_charged_once() {
     a_simulation_finishing_in_a_freeze(
         "6 s freeze, simulation finished 3.5 s into its 5 s limit",
@@ -227,7 +227,6 @@ async fn a_job_finishing_during_a_6_s_freeze_is_recorded_succeeded_and_charged_o
 /// simulation to 5.5 s, the work finishing at 4.5 s: recorded `succeeded`, charged once. A
 /// job's limit is judged on the worker's own clock (when the work finished) and its charge is
 /// the reservation, so no stall, however short, is charged to it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_finishing_during_a_short_freeze_over_its_deadline_is_recorded_succeeded() {
     a_simulation_finishing_in_a_freeze(
         "1.5 s freeze over the deadline, simulation finished 4.5 s into its 5 s limit",
@@ -244,7 +243,6 @@ async fn a_job_finishing_during_a_short_freeze_over_its_deadline_is_recorded_suc
 /// `cancelled` (the 1 s playtest of the original run was): time nobody saw Redis does not
 /// count against a lease, the finished one's completion is retried until Redis answers,
 /// and the running one heartbeats again and finishes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jobs_across_a_15_s_freeze_are_not_reaped_while_their_worker_lives() {
     let app = spawn_gateway().await;
     assert!(app.config.queue.lease_seconds < 15);
@@ -314,7 +312,6 @@ async fn jobs_across_a_15_s_freeze_are_not_reaped_while_their_worker_lives() {
 /// own calls time out (its idle refresh, then its claim: 5 s each, 3 s to spare); a slot
 /// whose claim failed looks for a job running under its claim before it claims again, and
 /// runs it: `succeeded`, run and charged once. Before, it sat until its lease ran out and failed `cancelled`, charged.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_whose_answer_was_lost_is_run_by_its_slot() {
     let app = spawn_gateway().await;
     let key = app.agent_key("avocet", 1).await;
@@ -370,7 +367,6 @@ async fn a_claim_whose_answer_was_lost_is_run_by_its_slot() {
 /// once took it for the lost claim and ran it a second time. The outcome is recorded by the
 /// retries the slot handed to the background: the job ends `succeeded`, charged once (it was
 /// dropped, and the job reaped a lease later as if its worker had died).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_whose_outcome_was_given_up_on_is_not_run_again() {
     let app = spawn_gateway().await;
     let key = app.agent_key("curlew", 1).await;
@@ -414,7 +410,6 @@ async fn a_job_whose_outcome_was_given_up_on_is_not_run_again() {
 /// idempotency key reads the job. The job then wins, and the retry stores the revision. The
 /// guard for a client that leaves mid-check stayed armed on that answer and recorded
 /// "nothing was published", so the retry was refused `cancelled` and the won check lost.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_submission_answered_pending_while_redis_was_away_is_stored_by_the_retry() {
     let app = spawn_gateway().await;
     let key = app.agent_key("plover", 1).await;
@@ -466,7 +461,6 @@ async fn a_submission_answered_pending_while_redis_was_away_is_stored_by_the_ret
 /// error level) and stops within its budget: it retried the completion for its patience
 /// (2 min) while its process manager killed it at the stop timeout, the outcome unrecorded
 /// all the same.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopping_worker_stops_within_its_budget_while_redis_is_frozen() {
     let app = spawn_gateway().await;
     let key = app.agent_key("godwit", 1).await;
@@ -502,4 +496,21 @@ async fn a_stopping_worker_stops_within_its_budget_while_redis_is_frozen() {
         "the worker still ran {took:?} after it was told to stop, with a stop budget of {budget:?}"
     );
     assert_eq!(runner.runs(JobKind::Simulate), 1, "run once");
+}
+
+/// The seven cases above and the turn clocks' (`rcadia_stall`) side by side, each with a Redis
+/// and an API of its own. Each waits out freezes of 6-15 s that the leases, turn clocks and
+/// call timeouts size, CPU-idle: one after another they held a test thread for 109 s.
+#[test]
+fn redis_frozen_for_6_to_15_s_under_jobs_and_turns() {
+    crate::side_by_side!(
+        a_job_finishing_during_a_6_s_freeze_is_recorded_succeeded_and_charged_once,
+        a_job_finishing_during_a_short_freeze_over_its_deadline_is_recorded_succeeded,
+        jobs_across_a_15_s_freeze_are_not_reaped_while_their_worker_lives,
+        a_claim_whose_answer_was_lost_is_run_by_its_slot,
+        a_job_whose_outcome_was_given_up_on_is_not_run_again,
+        a_submission_answered_pending_while_redis_was_away_is_stored_by_the_retry,
+        a_stopping_worker_stops_within_its_budget_while_redis_is_frozen,
+        crate::rcadia_stall::a_move_refused_while_redis_was_frozen_is_accepted_when_resent_and_nobody_loses_on_time,
+    );
 }
