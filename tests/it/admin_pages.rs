@@ -758,3 +758,73 @@ async fn the_admin_token_label_field_takes_the_servers_limit_and_counts() {
         "{m}"
     );
 }
+
+/// An account's name in the operator's accounts table breaks only where it must: at 1366 and
+/// 1280 px "dohlenfreund" stays whole, a name of 32 characters without a space takes at most
+/// 14rem, and the table does not scroll (on a phone, where rows are cards, nothing scrolls). Before, `overflow-wrap: anywhere` let the table
+/// squeeze the Name column and break "dohlenfre|und" beside columns with room to spare.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_name_in_the_admin_accounts_table_is_not_broken_mid_word() {
+    let app = job_view_app().await;
+    let long = "murmeltier_am_gletscher_nordgrat";
+    assert_eq!(long.len(), 32);
+    for name in ["dohlenfreund", long] {
+        app.agent_key(name, 0).await;
+    }
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.eval("location.hash = '#accounts'").await;
+    tab.wait_for(
+        "document.querySelectorAll('tr[data-account] .name').length === 2",
+        "the two accounts",
+        LONG,
+    )
+    .await;
+    for (w, h) in [(1366, 768), (1280, 800), (390, 844)] {
+        tab.viewport(w, h).await;
+        tab.eval(
+            "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))",
+        )
+        .await;
+        let short = tab
+            .eval(&format!(
+                "{BROKEN_WORDS}(\"tr[data-account='dohlenfreund'] .name\")"
+            ))
+            .await;
+        assert_eq!(
+            short["broken"],
+            json!([]),
+            "at {w} px the account's name is cut: {short}"
+        );
+        let solid = tab
+            .eval(&format!(
+                "{BROKEN_WORDS}(\"tr[data-account='{long}'] .name\")"
+            ))
+            .await;
+        // On a phone the row is a card, and the name may take the card's width.
+        let most = 14.0 * solid["rem"].as_f64().unwrap() + 0.5;
+        assert!(
+            w < 640 || solid["width"].as_f64().unwrap() <= most,
+            "at {w} px a name of 32 characters is wider than 14rem: {solid}"
+        );
+        assert_eq!(
+            tab.eval("document.documentElement.scrollWidth <= innerWidth")
+                .await,
+            json!(true),
+            "at {w} px the page scrolls sideways"
+        );
+        let wrap = tab
+            .eval("(t => [t.scrollWidth, t.clientWidth])(document.querySelector('.table-wrap'))")
+            .await;
+        assert!(
+            wrap[0].as_f64() <= wrap[1].as_f64().map(|c| c + 1.0),
+            "at {w} px the accounts table scrolls sideways: {wrap}"
+        );
+        tab.screenshot("admin", &format!("accounts-names-{w}x{h}"))
+            .await;
+    }
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+}
