@@ -211,6 +211,16 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
     tab.wait_for("document.body.dataset.ready === '1'", "the board", LONG)
         .await;
     check("the board", &measure(&tab).await, &mut problems);
+    // Empty, it says where to go meanwhile.
+    assert_eq!(
+        tab.eval("(p => p && [p.textContent, p.querySelector('a').getAttribute('href')])(document.querySelector('#threads .empty'))")
+            .await,
+        serde_json::json!([
+            "Noch ist nichts veröffentlicht. Bis dahin warten die Level auf der Spielseite.",
+            "./"
+        ]),
+        "the empty board"
+    );
     tab.screenshot("phone", "board-empty-390x844").await;
 
     // The board's next page when the server cannot be reached, then when a proxy answers
@@ -313,6 +323,15 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
             problems.push(format!(
                 "the {name} page's header is {header} px tall (at most 80)"
             ));
+        }
+        // The chess page before the first move says so in words (it showed a lone "-").
+        if name == "chess" {
+            assert_eq!(
+                tab.eval("(h => [h.textContent, getComputedStyle(h, '::before').content])(document.getElementById('history'))")
+                    .await,
+                serde_json::json!(["", "\"No moves yet.\""]),
+                "the chess page's moves before the first"
+            );
         }
         tab.screenshot("phone", &format!("{name}-390x844")).await;
     }
