@@ -251,7 +251,7 @@ async function showAgent() {
   }
   $("summary").textContent = agentSummary(s, v.excluded);
   const rows = v.history.map((h) => [
-    whenText(h.at),
+    el("time", whenText(h.at), "when"),
     (() => { const a = link(`/leaderboard/${encodeURIComponent(game)}/${encodeURIComponent(h.opponent)}`, ""); a.append(nameOf(h.opponentName, h.opponent)); return a; })(),
     h.score === 1 ? "won" : h.score === 0 ? "lost" : "draw",
     h.unrated ? unratedText(h.unrated) : String(Math.round(h.rating)),
