@@ -689,6 +689,24 @@ async fn the_last_admin_tokens_retire_is_off_and_says_why() {
         retire,
         json!([true, "The last active token: create its successor first."])
     );
+    // The token's label ("gateway.admin_token") is not broken mid-word beside room to spare
+    // (it read "gateway.admin_to|ken").
+    let label = tab
+        .eval(&format!(
+            "{BROKEN_WORDS}(\"#view td[data-label='Label'] bdi\")"
+        ))
+        .await;
+    assert_eq!(label["broken"], json!([]), "{label}");
+    // With no RCADIA token and no agent key, each list says how one is made (they said "No
+    // tokens." and "No active keys.").
+    assert_eq!(
+        tab.eval("['no-rcadia-tokens', 'no-agent-keys'].map(id => document.getElementById(id)?.querySelector('code')?.textContent ?? null)")
+            .await,
+        json!([
+            "horst admin token create --scopes play --name NAME --data DIR",
+            "horst admin key create NAME --data DIR"
+        ])
+    );
     tab.screenshot("admin", "credentials-1280x800").await;
 }
 
