@@ -648,6 +648,16 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
         ask.contains("rev-gipfel-a") && ask.contains("rev-gipfel-b"),
         "{ask}"
     );
+    // The question's column is wider (admin.css), but not so wide that the levels table
+    // scrolls and the Check column goes under the Actions column that stays in view.
+    assert_eq!(
+        tab.eval(
+            "(t => t.scrollWidth <= t.clientWidth + 1)(document.querySelector('.table-wrap'))"
+        )
+        .await,
+        json!(true),
+        "the levels table scrolls sideways while the promotion asks"
+    );
     screenshot(&tab, "admin-promote-ask-1280").await;
     click(
         &tab,

@@ -583,6 +583,21 @@ async fn promoting_a_levels_first_revision_says_it_replaces_nothing() {
         json!("1 revision"),
         "the levels' count"
     );
+    // The question has room: its answer's words are whole ("Yes, promote rev-" / "gipfel-b"
+    // in a 12rem column before) and it takes at most five lines (six before).
+    let yes = tab
+        .eval(&format!(
+            "{BROKEN_WORDS}(\"tr[data-revision='rev-grat-a'] [data-confirm=yes]\")"
+        ))
+        .await;
+    assert_eq!(yes["broken"], json!([]), "the answer: {yes}");
+    let lines = tab
+        .eval("(p => Math.round(p.getBoundingClientRect().height / parseFloat(getComputedStyle(p).lineHeight)))(document.querySelector(\"tr[data-revision='rev-grat-a'] .confirm p\"))")
+        .await;
+    assert!(
+        lines.as_f64() <= Some(5.0),
+        "the question takes {lines} lines"
+    );
     tab.screenshot("admin", "promote-first-ask-1280x800").await;
 }
 
