@@ -887,10 +887,12 @@ async function tables() {
       ? v.players.flatMap((p, n) => [n ? ", " : "", el("bdi", { class: "name" }, p.asName || `seat ${p.seat}`)])
       : "nobody yet";
     return el("tr", { "data-session": t.sessionId },
-      el("td", {}, el("bdi", { class: "title" }, t.gameTitle || t.gameId || "a game"), el("div", {}, el("code", { class: "id" }, t.sessionId))),
+      el("td", {}, el("bdi", { class: "title" }, t.gameTitle || t.gameId || "a game"), el("div", {}, el("code", { class: "id nowrap" }, t.sessionId))),
       el("td", {}, v ? v.status : t.status || "–", t.reserved ? " (seats reserved)" : ""),
       el("td", {}, players),
-      el("td", {}, `${t.currentPlayers} of ${t.maxPlayers}`),
+      // A session id (always 20 characters) and a seat count stay whole: at 1280 px they
+      // broke into "ses_f14f943d441" / "2" and "1 of" / "2".
+      el("td", { class: "nowrap" }, `${t.currentPlayers} of ${t.maxPlayers}`),
       el("td", {}, String(t.round ?? 1)),
       el("td", {}, hostText[t.host] || String(t.host)),
       el("td", { class: "date" }, dateText(t.createdAt)),
