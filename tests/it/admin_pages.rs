@@ -192,6 +192,36 @@ const BROKEN_WORDS: &str = r#"(sel => { const e = document.querySelector(sel); i
   return { broken, width: b.width, title: e.getAttribute('title'), rem: parseFloat(getComputedStyle(document.documentElement).fontSize) };
 })"#;
 
+/// Opens a section of the signed-in admin page and waits until `ready`.
+async fn open_section(tab: &crate::browser::Tab, hash: &str, ready: &str, what: &str) {
+    tab.eval(&format!("location.hash = '{hash}'")).await;
+    tab.wait_for(ready, what, LONG).await;
+}
+
+/// The tab at `w` x `h`, laid out (two frames on).
+async fn settled_at(tab: &crate::browser::Tab, w: u32, h: u32) {
+    tab.viewport(w, h).await;
+    tab.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
+        .await;
+}
+
+/// At `w` px neither the page nor the section's (first) table scrolls sideways.
+async fn no_sideways_scroll(tab: &crate::browser::Tab, w: u32, table: &str) {
+    assert_eq!(
+        tab.eval("document.documentElement.scrollWidth <= innerWidth")
+            .await,
+        json!(true),
+        "at {w} px the page scrolls sideways"
+    );
+    let wrap = tab
+        .eval("(t => [t.scrollWidth, t.clientWidth])(document.querySelector('.table-wrap'))")
+        .await;
+    assert!(
+        wrap[0].as_f64() <= wrap[1].as_f64().map(|c| c + 1.0),
+        "at {w} px the {table} table scrolls sideways: {wrap}"
+    );
+}
+
 /// A level's title (untrusted, up to 60 characters) in the operator's levels table breaks
 /// at its spaces at 1366, 1280 and 390 px: no word of it is cut across two lines; the title
 /// takes at most 10.5rem (one without spaces is broken, not widening the table), and the whole
@@ -205,19 +235,15 @@ async fn a_long_level_title_in_the_admin_levels_table_breaks_at_its_spaces() {
     titled_revision(&app, "rev-grat-a", "nordgrat", spaced).await;
     titled_revision(&app, "rev-sturm-a", "sturm", &solid).await;
     let (_browser, tab) = signed_in_job_view(&app).await;
-    tab.eval("location.hash = '#levels'").await;
-    tab.wait_for(
+    open_section(
+        &tab,
+        "#levels",
         "document.querySelectorAll('tr[data-revision] .title').length === 2",
         "the two titled revisions",
-        LONG,
     )
     .await;
     for (w, h) in [(1366, 768), (1280, 800), (390, 844)] {
-        tab.viewport(w, h).await;
-        tab.eval(
-            "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))",
-        )
-        .await;
+        settled_at(&tab, w, h).await;
         let grat = tab
             .eval(&format!(
                 "{BROKEN_WORDS}(\"tr[data-revision='rev-grat-a'] .title\")"
@@ -240,22 +266,10 @@ async fn a_long_level_title_in_the_admin_levels_table_breaks_at_its_spaces() {
             "at {w} px a title without spaces is wider than 10.5rem: {sturm}"
         );
         assert_eq!(sturm["title"], json!(solid), "at {w} px");
-        assert_eq!(
-            tab.eval("document.documentElement.scrollWidth <= innerWidth")
-                .await,
-            json!(true),
-            "at {w} px the page scrolls sideways"
-        );
         // Nor does a title make the table scroll at 1366 or 1280 px (the Check column went
         // under the Actions column that stays in view; at 1280 px it did until the headings
         // and the check's words could break at their spaces).
-        let wrap = tab
-            .eval("(t => [t.scrollWidth, t.clientWidth])(document.querySelector('.table-wrap'))")
-            .await;
-        assert!(
-            wrap[0].as_f64() <= wrap[1].as_f64().map(|c| c + 1.0),
-            "at {w} px the levels table scrolls sideways: {wrap}"
-        );
+        no_sideways_scroll(&tab, w, "levels").await;
         tab.screenshot("admin", &format!("levels-long-titles-{w}x{h}"))
             .await;
     }
@@ -805,19 +819,15 @@ async fn an_account_name_in_the_admin_accounts_table_is_not_broken_mid_word() {
         app.agent_key(name, 0).await;
     }
     let (_browser, tab) = signed_in_job_view(&app).await;
-    tab.eval("location.hash = '#accounts'").await;
-    tab.wait_for(
+    open_section(
+        &tab,
+        "#accounts",
         "document.querySelectorAll('tr[data-account] .name').length === 2",
         "the two accounts",
-        LONG,
     )
     .await;
     for (w, h) in [(1366, 768), (1280, 800), (390, 844)] {
-        tab.viewport(w, h).await;
-        tab.eval(
-            "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))",
-        )
-        .await;
+        settled_at(&tab, w, h).await;
         let short = tab
             .eval(&format!(
                 "{BROKEN_WORDS}(\"tr[data-account='dohlenfreund'] .name\")"
@@ -839,19 +849,7 @@ async fn an_account_name_in_the_admin_accounts_table_is_not_broken_mid_word() {
             w < 640 || solid["width"].as_f64().unwrap() <= most,
             "at {w} px a name of 32 characters is wider than 14rem: {solid}"
         );
-        assert_eq!(
-            tab.eval("document.documentElement.scrollWidth <= innerWidth")
-                .await,
-            json!(true),
-            "at {w} px the page scrolls sideways"
-        );
-        let wrap = tab
-            .eval("(t => [t.scrollWidth, t.clientWidth])(document.querySelector('.table-wrap'))")
-            .await;
-        assert!(
-            wrap[0].as_f64() <= wrap[1].as_f64().map(|c| c + 1.0),
-            "at {w} px the accounts table scrolls sideways: {wrap}"
-        );
+        no_sideways_scroll(&tab, w, "accounts").await;
         tab.screenshot("admin", &format!("accounts-names-{w}x{h}"))
             .await;
     }
