@@ -288,6 +288,18 @@ async fn every_page_has_no_serious_accessibility_findings() {
         "{row}.querySelector('.confirm input').value = 'Testende'"
     ))
     .await;
+    // With the question open, its session id and seat count are each still on one line
+    // (they broke into "ses_f14f943d441" / "2" and "1 of" / "2" at 1280 px).
+    assert_eq!(
+        tab.eval(&format!(
+            "(tr => [tr.querySelector('code.id'), tr.children[3]].map(e => {{ const r = document.createRange(); r.selectNodeContents(e); \
+             return new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top))).size; }}))\
+             (document.querySelector('tr[data-session=\"{session}\"]'))"
+        ))
+        .await,
+        serde_json::json!([1, 1]),
+        "lines of the live table's session id and seat count"
+    );
     tab.screenshot("admin", "end-table-ask-1280x800").await;
     tab.eval(&format!(
         "{row}.querySelector('[data-confirm=\"yes\"]').click()"

@@ -384,6 +384,15 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
     assert!(!html.as_str().unwrap().contains(&key));
     assert!(html.as_str().unwrap().contains(&key[..12]));
     viewport(&tab, 390, 844).await;
+    // The account's facts, one under the other on a phone, sit as close as a fact's lines
+    // (2rem apart before, as if "Konto seit" began a new part of the card).
+    let gap = tab
+        .eval("(([a, b]) => b.getBoundingClientRect().top - a.getBoundingClientRect().bottom)(document.querySelectorAll('#signed-in .facts > div'))")
+        .await;
+    assert!(
+        gap.as_f64() < Some(16.0),
+        "{gap} px between the account's facts"
+    );
     screenshot(&tab, "account-keys-390").await;
     assert_eq!(
         crate::phone_pages::small_controls(&tab).await,
@@ -647,6 +656,16 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
     assert!(
         ask.contains("rev-gipfel-a") && ask.contains("rev-gipfel-b"),
         "{ask}"
+    );
+    // The question's column is wider (admin.css), but not so wide that the levels table
+    // scrolls and the Check column goes under the Actions column that stays in view.
+    assert_eq!(
+        tab.eval(
+            "(t => t.scrollWidth <= t.clientWidth + 1)(document.querySelector('.table-wrap'))"
+        )
+        .await,
+        json!(true),
+        "the levels table scrolls sideways while the promotion asks"
     );
     screenshot(&tab, "admin-promote-ask-1280").await;
     click(

@@ -192,6 +192,36 @@ const BROKEN_WORDS: &str = r#"(sel => { const e = document.querySelector(sel); i
   return { broken, width: b.width, title: e.getAttribute('title'), rem: parseFloat(getComputedStyle(document.documentElement).fontSize) };
 })"#;
 
+/// Opens a section of the signed-in admin page and waits until `ready`.
+async fn open_section(tab: &crate::browser::Tab, hash: &str, ready: &str, what: &str) {
+    tab.eval(&format!("location.hash = '{hash}'")).await;
+    tab.wait_for(ready, what, LONG).await;
+}
+
+/// The tab at `w` x `h`, laid out (two frames on).
+async fn settled_at(tab: &crate::browser::Tab, w: u32, h: u32) {
+    tab.viewport(w, h).await;
+    tab.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
+        .await;
+}
+
+/// At `w` px neither the page nor the section's (first) table scrolls sideways.
+async fn no_sideways_scroll(tab: &crate::browser::Tab, w: u32, table: &str) {
+    assert_eq!(
+        tab.eval("document.documentElement.scrollWidth <= innerWidth")
+            .await,
+        json!(true),
+        "at {w} px the page scrolls sideways"
+    );
+    let wrap = tab
+        .eval("(t => [t.scrollWidth, t.clientWidth])(document.querySelector('.table-wrap'))")
+        .await;
+    assert!(
+        wrap[0].as_f64() <= wrap[1].as_f64().map(|c| c + 1.0),
+        "at {w} px the {table} table scrolls sideways: {wrap}"
+    );
+}
+
 /// A level's title (untrusted, up to 60 characters) in the operator's levels table breaks
 /// at its spaces at 1366, 1280 and 390 px: no word of it is cut across two lines; the title
 /// takes at most 10.5rem (one without spaces is broken, not widening the table), and the whole
@@ -205,19 +235,15 @@ async fn a_long_level_title_in_the_admin_levels_table_breaks_at_its_spaces() {
     titled_revision(&app, "rev-grat-a", "nordgrat", spaced).await;
     titled_revision(&app, "rev-sturm-a", "sturm", &solid).await;
     let (_browser, tab) = signed_in_job_view(&app).await;
-    tab.eval("location.hash = '#levels'").await;
-    tab.wait_for(
+    open_section(
+        &tab,
+        "#levels",
         "document.querySelectorAll('tr[data-revision] .title').length === 2",
         "the two titled revisions",
-        LONG,
     )
     .await;
     for (w, h) in [(1366, 768), (1280, 800), (390, 844)] {
-        tab.viewport(w, h).await;
-        tab.eval(
-            "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))",
-        )
-        .await;
+        settled_at(&tab, w, h).await;
         let grat = tab
             .eval(&format!(
                 "{BROKEN_WORDS}(\"tr[data-revision='rev-grat-a'] .title\")"
@@ -240,22 +266,10 @@ async fn a_long_level_title_in_the_admin_levels_table_breaks_at_its_spaces() {
             "at {w} px a title without spaces is wider than 10.5rem: {sturm}"
         );
         assert_eq!(sturm["title"], json!(solid), "at {w} px");
-        assert_eq!(
-            tab.eval("document.documentElement.scrollWidth <= innerWidth")
-                .await,
-            json!(true),
-            "at {w} px the page scrolls sideways"
-        );
         // Nor does a title make the table scroll at 1366 or 1280 px (the Check column went
         // under the Actions column that stays in view; at 1280 px it did until the headings
         // and the check's words could break at their spaces).
-        let wrap = tab
-            .eval("(t => [t.scrollWidth, t.clientWidth])(document.querySelector('.table-wrap'))")
-            .await;
-        assert!(
-            wrap[0].as_f64() <= wrap[1].as_f64().map(|c| c + 1.0),
-            "at {w} px the levels table scrolls sideways: {wrap}"
-        );
+        no_sideways_scroll(&tab, w, "levels").await;
         tab.screenshot("admin", &format!("levels-long-titles-{w}x{h}"))
             .await;
     }
@@ -583,6 +597,21 @@ async fn promoting_a_levels_first_revision_says_it_replaces_nothing() {
         json!("1 revision"),
         "the levels' count"
     );
+    // The question has room: its answer's words are whole ("Yes, promote rev-" / "gipfel-b"
+    // in a 12rem column before) and it takes at most five lines (six before).
+    let yes = tab
+        .eval(&format!(
+            "{BROKEN_WORDS}(\"tr[data-revision='rev-grat-a'] [data-confirm=yes]\")"
+        ))
+        .await;
+    assert_eq!(yes["broken"], json!([]), "the answer: {yes}");
+    let lines = tab
+        .eval("(p => Math.round(p.getBoundingClientRect().height / parseFloat(getComputedStyle(p).lineHeight)))(document.querySelector(\"tr[data-revision='rev-grat-a'] .confirm p\"))")
+        .await;
+    assert!(
+        lines.as_f64() <= Some(5.0),
+        "the question takes {lines} lines"
+    );
     tab.screenshot("admin", "promote-first-ask-1280x800").await;
 }
 
@@ -689,6 +718,24 @@ async fn the_last_admin_tokens_retire_is_off_and_says_why() {
         retire,
         json!([true, "The last active token: create its successor first."])
     );
+    // The token's label ("gateway.admin_token") is not broken mid-word beside room to spare
+    // (it read "gateway.admin_to|ken").
+    let label = tab
+        .eval(&format!(
+            "{BROKEN_WORDS}(\"#view td[data-label='Label'] bdi\")"
+        ))
+        .await;
+    assert_eq!(label["broken"], json!([]), "{label}");
+    // With no RCADIA token and no agent key, each list says how one is made (they said "No
+    // tokens." and "No active keys.").
+    assert_eq!(
+        tab.eval("['no-rcadia-tokens', 'no-agent-keys'].map(id => document.getElementById(id)?.querySelector('code')?.textContent ?? null)")
+            .await,
+        json!([
+            "horst admin token create --scopes play --name NAME --data DIR",
+            "horst admin key create NAME --data DIR"
+        ])
+    );
     tab.screenshot("admin", "credentials-1280x800").await;
 }
 
@@ -792,4 +839,58 @@ async fn the_admin_token_label_field_takes_the_servers_limit_and_counts() {
         ))
         .await;
     assert_eq!(taken, json!([true, birds]), "{taken}");
+}
+
+/// An account's name in the operator's accounts table breaks only where it must: at 1366 and
+/// 1280 px "dohlenfreund" stays whole, a name of 32 characters without a space takes at most
+/// 14rem, and the table does not scroll (on a phone, where rows are cards, nothing scrolls). Before, `overflow-wrap: anywhere` let the table
+/// squeeze the Name column and break "dohlenfre|und" beside columns with room to spare.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_name_in_the_admin_accounts_table_is_not_broken_mid_word() {
+    let app = job_view_app().await;
+    let long = "murmeltier_am_gletscher_nordgrat";
+    assert_eq!(long.len(), 32);
+    for name in ["dohlenfreund", long] {
+        app.agent_key(name, 0).await;
+    }
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    open_section(
+        &tab,
+        "#accounts",
+        "document.querySelectorAll('tr[data-account] .name').length === 2",
+        "the two accounts",
+    )
+    .await;
+    for (w, h) in [(1366, 768), (1280, 800), (390, 844)] {
+        settled_at(&tab, w, h).await;
+        let short = tab
+            .eval(&format!(
+                "{BROKEN_WORDS}(\"tr[data-account='dohlenfreund'] .name\")"
+            ))
+            .await;
+        assert_eq!(
+            short["broken"],
+            json!([]),
+            "at {w} px the account's name is cut: {short}"
+        );
+        let solid = tab
+            .eval(&format!(
+                "{BROKEN_WORDS}(\"tr[data-account='{long}'] .name\")"
+            ))
+            .await;
+        // On a phone the row is a card, and the name may take the card's width.
+        let most = 14.0 * solid["rem"].as_f64().unwrap() + 0.5;
+        assert!(
+            w < 640 || solid["width"].as_f64().unwrap() <= most,
+            "at {w} px a name of 32 characters is wider than 14rem: {solid}"
+        );
+        no_sideways_scroll(&tab, w, "accounts").await;
+        tab.screenshot("admin", &format!("accounts-names-{w}x{h}"))
+            .await;
+    }
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
 }

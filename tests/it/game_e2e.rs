@@ -1714,6 +1714,12 @@ async fn a_phone_upright_and_sideways() {
         rect(&tab, ".overlay").await,
         rect(&tab, ".screen-wrap").await
     ));
+    // The run is saved as a file: "speichern" ("Replay laden" read as loading one).
+    assert_eq!(
+        tab.eval("[...document.querySelectorAll('.overlay button, .stage-body .side button')].map(b => b.textContent).filter(t => /Replay/.test(t))")
+            .await,
+        json!(["Replay speichern", "Replay speichern"])
+    );
     screenshot(&tab, "play-flat-won-1280x800").await;
     no_errors(&tab, "a phone upright and sideways");
     browser.close().await;

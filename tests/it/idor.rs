@@ -297,6 +297,21 @@ async fn hostile_names_on_the_rating_pages_stay_text_and_in_width() {
         for (w, h) in [(1280, 800), (390, 844)] {
             tab.viewport(w, h).await;
             inert_and_in_width(&tab, &format!("{label} at {w}")).await;
+            // Nor does a long name squeeze a game's time in the history onto three lines
+            // ("2026-12-" / "07 04:46" / "UTC" beside the 160 W).
+            let broken = tab
+                .eval(
+                    "[...document.querySelectorAll('#list td[data-label=\"When\"]')].filter((td) => { \
+                     const r = document.createRange(); r.selectNodeContents(td); \
+                     return new Set([...r.getClientRects()].filter((x) => x.width > 0).map((x) => Math.round(x.top))).size > 1; \
+                     }).map((td) => td.textContent)",
+                )
+                .await;
+            assert_eq!(
+                broken,
+                json!([]),
+                "{label} at {w}: times on more than one line"
+            );
             tab.screenshot("idor", &format!("{label}-{w}x{h}")).await;
         }
         tab.close().await;

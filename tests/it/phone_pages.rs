@@ -211,6 +211,16 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
     tab.wait_for("document.body.dataset.ready === '1'", "the board", LONG)
         .await;
     check("the board", &measure(&tab).await, &mut problems);
+    // Empty, it says where to go meanwhile.
+    assert_eq!(
+        tab.eval("(p => p && [p.textContent, p.querySelector('a').getAttribute('href')])(document.querySelector('#threads .empty'))")
+            .await,
+        serde_json::json!([
+            "Noch ist nichts veröffentlicht. Bis dahin warten die Level auf der Spielseite.",
+            "./"
+        ]),
+        "the empty board"
+    );
     tab.screenshot("phone", "board-empty-390x844").await;
 
     // The board's next page when the server cannot be reached, then when a proxy answers
@@ -299,6 +309,31 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
         if nones.as_u64() > Some(1) {
             problems.push(format!("the {name} page says \"no tables\" {nones} times"));
         }
+        // The empty table list goes on from its summary: what opens a table, with the bridge
+        // a link and the command as code, right under it (2.5rem apart before, the bridge
+        // named in brackets).
+        if name == "tables" || name == "house" {
+            let (link, gap) = (
+                tab.eval("(p => [p.querySelector('a')?.getAttribute('href') ?? null, p.querySelector('code')?.textContent])(document.querySelector('#list > p.empty'))")
+                    .await,
+                tab.eval("document.querySelector('#list > p.empty').getBoundingClientRect().top - document.getElementById('summary').getBoundingClientRect().bottom")
+                    .await,
+            );
+            let bridge = if name == "tables" {
+                serde_json::json!("/bridge/")
+            } else {
+                Value::Null
+            };
+            assert_eq!(
+                link,
+                serde_json::json!([bridge, "horst house"]),
+                "the {name} page"
+            );
+            assert!(
+                gap.as_f64() < Some(20.0),
+                "the {name} page: {gap} px between the summary and what opens a table"
+            );
+        }
         // One site, one look: an RCADIA page's header is at most 80 px, as the game page's
         // (its name "RCADIA" was a link to the table list beside "Tables", on a 44 px line of
         // its own: 92 px of an 844 px screen).
@@ -313,6 +348,15 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
             problems.push(format!(
                 "the {name} page's header is {header} px tall (at most 80)"
             ));
+        }
+        // The chess page before the first move says so in words (it showed a lone "-").
+        if name == "chess" {
+            assert_eq!(
+                tab.eval("(h => [h.textContent, getComputedStyle(h, '::before').content])(document.getElementById('history'))")
+                    .await,
+                serde_json::json!(["", "\"No moves yet.\""]),
+                "the chess page's moves before the first"
+            );
         }
         tab.screenshot("phone", &format!("{name}-390x844")).await;
     }

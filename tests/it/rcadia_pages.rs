@@ -234,6 +234,15 @@ async fn tables_house_and_watch_pages_show_a_live_house_game() {
         side[0] >= stage[2],
         "the panel is beside the game: {stage:?} {side:?}"
     );
+    // Its first panel (Players, the replay's being hidden) is level with the game's: it sat
+    // 16 px lower, spaced from the hidden replay panel before it.
+    let first = rect(&tab, "aside > .panel:not([hidden])").await;
+    assert!(
+        (first[1] - stage[1]).abs() < 1.0,
+        "the side's first panel starts at {} px, the game at {} px",
+        first[1],
+        stage[1]
+    );
     tab.viewport(390, 844).await;
     let (stage, side) = (rect(&tab, "#stage").await, rect(&tab, "aside").await);
     assert!(
@@ -296,6 +305,13 @@ async fn a_fast_games_result_stays_on_the_watch_page() {
         LONG,
     )
     .await;
+    // Before the first throw the result is "not decided yet" (it read "-").
+    assert_eq!(
+        tab.eval("document.getElementById('f-result').textContent")
+            .await,
+        json!("not decided yet"),
+        "the result of a table still waiting"
+    );
     let (rocky, edward) = (house.agent("Rocky").await, house.agent("Edward").await);
     rocky.join(&table).await;
     edward.join(&table).await;

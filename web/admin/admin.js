@@ -754,8 +754,8 @@ async function credentials() {
         () => act("POST", `/api/admin/admin-tokens/${encodeURIComponent(t.id)}/retire`, undefined, `Admin token ${t.id} retired.`, credentials)));
       actions.append(b);
     }
-    return el("tr", {}, el("td", {}, el("code", {}, t.id)), el("td", {}, t.label ? el("bdi", {}, t.label) : "–"), el("td", {}, el("bdi", {}, t.createdBy)),
-      el("td", {}, dateText(t.createdAt)), el("td", {}, t.active ? "active" : `retired ${dateText(t.retiredAt)}`), actions);
+    return el("tr", {}, el("td", {}, el("code", {}, t.id)), el("td", {}, t.label ? el("bdi", { class: "name" }, t.label) : "–"), el("td", {}, el("bdi", { class: "name" }, t.createdBy)),
+      dateCell(t.createdAt), el("td", {}, t.active ? "active" : `retired ${dateText(t.retiredAt)}`), actions);
   });
   // The label field takes what the server takes (GET /api/admin/admin-tokens says how much;
   // 40 until it has), and counts as it is typed: a longer label was cut by a maxlength of the
@@ -846,9 +846,9 @@ async function credentials() {
       : el("p", {}, "No admin tokens: the bearer REST admin API is off until you create one (this page works with operator accounts)."),
     atForm,
     el("h2", {}, "RCADIA agent tokens"),
-    tk.ok ? (tkRows.length ? table(["Agent", "Name", "Scopes", "Created", ""], tkRows) : el("p", {}, "No tokens.")) : el("p", { class: "error-text" }, refusal(tk)),
+    tk.ok ? (tkRows.length ? table(["Agent", "Name", "Scopes", "Created", ""], tkRows) : el("p", { id: "no-rcadia-tokens" }, "No RCADIA tokens: an agent that plays at tables needs one. Create it on the server with ", el("code", {}, "horst admin token create --scopes play --name NAME --data DIR"), " (docs/agents-play.md).")) : el("p", { class: "error-text" }, refusal(tk)),
     el("h2", {}, "Agent keys (active)"),
-    ks.ok ? (ksRows.length ? table(["Prefix", "Account", "Label", "Created", "Last used", ""], ksRows) : el("p", {}, "No active keys.")) : el("p", { class: "error-text" }, refusal(ks)),
+    ks.ok ? (ksRows.length ? table(["Prefix", "Account", "Label", "Created", "Last used", ""], ksRows) : el("p", { id: "no-agent-keys" }, "No active agent keys: people make their own on /account; for an account without a password, run ", el("code", {}, "horst admin key create NAME --data DIR"), " on the server (docs/operators.md).")) : el("p", { class: "error-text" }, refusal(ks)),
     el("h2", {}, "People (password sign-in)"), userForm, delForm);
 }
 
@@ -894,10 +894,12 @@ async function tables() {
       ? v.players.flatMap((p, n) => [n ? ", " : "", el("bdi", { class: "name" }, p.asName || `seat ${p.seat}`)])
       : "nobody yet";
     return el("tr", { "data-session": t.sessionId },
-      el("td", {}, el("bdi", { class: "title" }, t.gameTitle || t.gameId || "a game"), el("div", {}, el("code", { class: "id" }, t.sessionId))),
+      el("td", {}, el("bdi", { class: "title" }, t.gameTitle || t.gameId || "a game"), el("div", {}, el("code", { class: "id nowrap" }, t.sessionId))),
       el("td", {}, v ? v.status : t.status || "–", t.reserved ? " (seats reserved)" : ""),
       el("td", {}, players),
-      el("td", {}, `${t.currentPlayers} of ${t.maxPlayers}`),
+      // A session id (always 20 characters) and a seat count stay whole: at 1280 px they
+      // broke into "ses_f14f943d441" / "2" and "1 of" / "2".
+      el("td", { class: "nowrap" }, `${t.currentPlayers} of ${t.maxPlayers}`),
       el("td", {}, String(t.round ?? 1)),
       el("td", {}, hostText[t.host] || String(t.host)),
       el("td", { class: "date" }, dateText(t.createdAt)),

@@ -105,6 +105,16 @@ function thread(t) {
   return art;
 }
 
+/** The board with nothing published: said so, and where to go meanwhile (it was a lone
+ *  "Noch ist nichts veröffentlicht."). */
+function empty() {
+  const p = el("p", "empty", "Noch ist nichts veröffentlicht. Bis dahin warten die Level auf der ");
+  const play = el("a", null, "Spielseite");
+  play.href = "./";
+  p.append(play, ".");
+  return p;
+}
+
 let next = 0;
 async function page(offset) {
   const list = $("threads");
@@ -116,7 +126,7 @@ async function page(offset) {
     const r = await api.boardThreads(offset);
     if (offset === 0) list.replaceChildren();
     for (const t of r.items) list.append(thread(t));
-    if (offset === 0 && !r.items.length) list.append(el("p", "empty", "Noch ist nichts veröffentlicht."));
+    if (offset === 0 && !r.items.length) list.append(empty());
     next = r.nextOffset;
     more.hidden = next == null;
   } catch (e) {

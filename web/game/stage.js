@@ -160,7 +160,9 @@ export class Stage {
     this.restartBtn = el("button", { type: "button", "aria-keyshortcuts": "R" }, "Neustart",
       el("span", { class: "key-hint", "aria-hidden": "true", text: " (R)" }));
     this.restartBtn.addEventListener("click", () => this.restart());
-    this.downloadBtn = el("button", { type: "button", text: this.embedded ? "Lauf als Replay kopieren" : "Lauf als Replay laden", disabled: true });
+    // "speichern", not "laden": the button saves the run as a file, and "Replay laden" read
+    // as loading one into the game.
+    this.downloadBtn = el("button", { type: "button", text: this.embedded ? "Lauf als Replay kopieren" : "Replay speichern", disabled: true });
     this.downloadBtn.addEventListener("click", () => this.download());
     // A key a line: run on as one paragraph, the lines broke inside "in der Luft nochmal:
     // Eierschub" and a key stood at the end of a line, apart from what it does.
@@ -351,7 +353,7 @@ export class Stage {
     const valid = !this.practice && this.actions.length <= REPLAY_MAX_TICKS;
     this.finished = { status, ticks, replay: valid ? toReplay(this.rev.seed, this.actions) : null };
     this.downloadBtn.disabled = !valid;
-    const download = valid ? [this.embedded ? "Replay kopieren" : "Replay laden", () => this.download()] : null;
+    const download = valid ? [this.embedded ? "Replay kopieren" : "Replay speichern", () => this.download()] : null;
     const fromCheckpoint = this.view.checkpoint >= 0 ? ["Ab Rastplatz", () => this.respawn()] : null;
     if (status === TIME_UP) {
       const minutes = REPLAY_MAX_TICKS / 3600;

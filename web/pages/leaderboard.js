@@ -12,7 +12,8 @@ const $ = (id) => document.getElementById(id);
 function decoded(part) {
   try { return decodeURIComponent(part); } catch { return part; }
 }
-const parts = location.pathname.split("/").filter(Boolean).slice(1).map(decoded);
+// No `location` in node, where the unit tests import the wordings below.
+const parts = (globalThis.location?.pathname ?? "").split("/").filter(Boolean).slice(1).map(decoded);
 const [game, agent] = parts;
 
 function el(tag, text, className) {
@@ -62,8 +63,27 @@ export function ratingText(s) {
 }
 
 function ms(v) {
-  if (v === null || v === undefined) return "-";
   return v < 1000 ? `${v} ms` : `${(v / 1000).toFixed(1)} s`;
+}
+
+/** "1 game", "40 games" ("40 game(s)" before). */
+export function gamesText(n) {
+  return `${n} ${n === 1 ? "game" : "games"}`;
+}
+
+/** An agent's thinking time per move, "10 ms / 113 ms", or "not measured" (an agent whose
+ *  games had no timed move read "- / -", its summary "median -, p95 -"). */
+export function thinkingText(s) {
+  return s.thinkMedianMs == null || s.thinkP95Ms == null ? "not measured" : `${ms(s.thinkMedianMs)} / ${ms(s.thinkP95Ms)}`;
+}
+
+/** An agent's standing on its own page: place, rating, record and thinking time in words. */
+export function agentSummary(s, excluded) {
+  const place = excluded ? "Excluded by the operator. " : s.rank ? `Rank ${s.rank}. ` : "Provisional, not ranked yet. ";
+  const thinking = s.thinkMedianMs == null || s.thinkP95Ms == null
+    ? "Thinking time per move: not measured."
+    : `Thinking per move: median ${ms(s.thinkMedianMs)}, p95 ${ms(s.thinkP95Ms)}.`;
+  return `${place}Rating ${ratingText(s)}, ${gamesText(s.games)}: ${s.wins} won, ${s.draws} drawn, ${s.losses} lost. ${thinking}`;
 }
 
 function table(headers, rows) {
@@ -100,7 +120,7 @@ async function get(url) {
 
 async function showGames() {
   const v = await get("/api/v1/leaderboard");
-  $("summary").textContent = v.games.length ? `${v.games.length} game(s) with ratings.` : "No rated games yet: ratings appear once agents finish games at the house's tables.";
+  $("summary").textContent = v.games.length ? `${gamesText(v.games.length)} with ratings.` : "No rated games yet: ratings appear once agents finish games at the house's tables.";
   const list = el("ul");
   for (const g of v.games) {
     const li = el("li");
@@ -145,8 +165,7 @@ async function showGame() {
     : offset ? "No agents this far down." : "";
   const agentCell = (s) => { const a = link(`/leaderboard/${encodeURIComponent(game)}/${encodeURIComponent(s.agent)}`, ""); a.append(nameOf(s.name, s.agent)); return a; };
   const games = (s) => `${s.games} (${s.wins} W, ${s.draws} D, ${s.losses} L)`;
-  const thinking = (s) => `${ms(s.thinkMedianMs)} / ${ms(s.thinkP95Ms)}`;
-  const rows = v.standings.map((s) => [String(s.rank), agentCell(s), ratingText(s), games(s), thinking(s)]);
+  const rows = v.standings.map((s) => [String(s.rank), agentCell(s), ratingText(s), games(s), thinkingText(s)]);
   const box = el("div");
   // Without ranked agents: a word why, unless the provisional list below says it (the
   // summary says there are none; a third sentence of the same rule pushed the list off a
@@ -163,7 +182,7 @@ async function showGame() {
     section.id = "provisional";
     section.append(el("h2", "Provisional"),
       el("p", "Not ranked yet: fewer than five rated games, or an RD above 110 (new, or idle for long). By rating.", "muted"),
-      table(["Agent", "Rating", "Games", "Thinking (median / p95)"], provisional.map((s) => [agentCell(s), ratingText(s), games(s), thinking(s)])));
+      table(["Agent", "Rating", "Games", "Thinking (median / p95)"], provisional.map((s) => [agentCell(s), ratingText(s), games(s), thinkingText(s)])));
     box.append(section);
   }
   box.append(pager(offset, next, v.standings.length + provisional.length === 0));
@@ -233,9 +252,9 @@ async function showAgent() {
     $("list").replaceChildren();
     return;
   }
-  $("summary").textContent = `${v.excluded ? "Excluded by the operator. " : s.rank ? `Rank ${s.rank}. ` : "Provisional, not ranked yet. "}Rating ${ratingText(s)}, ${s.games} game(s): ${s.wins} won, ${s.draws} drawn, ${s.losses} lost. Thinking per move: median ${ms(s.thinkMedianMs)}, p95 ${ms(s.thinkP95Ms)}.`;
+  $("summary").textContent = agentSummary(s, v.excluded);
   const rows = v.history.map((h) => [
-    whenText(h.at),
+    el("time", whenText(h.at), "when"),
     (() => { const a = link(`/leaderboard/${encodeURIComponent(game)}/${encodeURIComponent(h.opponent)}`, ""); a.append(nameOf(h.opponentName, h.opponent)); return a; })(),
     h.score === 1 ? "won" : h.score === 0 ? "lost" : "draw",
     h.unrated ? unratedText(h.unrated) : String(Math.round(h.rating)),
@@ -276,4 +295,4 @@ async function main() {
   document.body.dataset.ready = "1";
 }
 
-main();
+if (globalThis.document) main();

@@ -53,9 +53,17 @@ function render(rows) {
     // (on /house/ both said "no tables right now").
     const p = document.createElement("p");
     p.className = "empty";
-    p.textContent = host === "house"
-      ? "The house host (horst house) opens one per game while it runs."
-      : "Host one from the bridge (Host a game), or start the house host (horst house).";
+    // The bridge is a link and the command is code (they were words in brackets).
+    const command = document.createElement("code");
+    command.textContent = "horst house";
+    if (host === "house") {
+      p.append("The house host (", command, ") opens one per game while it runs.");
+    } else {
+      const bridge = document.createElement("a");
+      bridge.href = "/bridge/";
+      bridge.textContent = "the bridge";
+      p.append("Host one from ", bridge, ", or start the house host (", command, ").");
+    }
     $("list").replaceChildren(p);
     return;
   }

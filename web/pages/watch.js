@@ -84,7 +84,7 @@ function drawStage(v, m) {
     boardCol.append(withNames("p", c.blackParts, "side-line"), box, withNames("p", c.whiteParts, "side-line"));
     const movesCol = el("div", undefined, "moves-col");
     movesCol.append(el("p", c.toMove || "Game over", "side-line"), withNames("p", c.lastMoveParts, "muted"),
-      el("h2", "Moves"), el("p", c.moves || "-", "moves"));
+      el("h2", "Moves"), el("p", c.moves || "No moves yet.", "moves"));
     const wrap = el("div", undefined, "chess");
     wrap.append(boardCol, movesCol);
     stage.replaceChildren(wrap);
@@ -111,7 +111,9 @@ function render(v) {
   $("f-status").textContent = m.status;
   $("f-round").textContent = m.round;
   $("f-turn").textContent = m.turn;
-  $("f-result").textContent = m.result || "-";
+  // A table still waiting or playing has no result yet: said so (it read "-", as a finished
+  // game without one does).
+  $("f-result").textContent = m.result || (v.status === "waiting" || v.status === "active" ? "not decided yet" : "-");
   deadline = v.status === "active" ? v.deadline : null;
   $("f-clock").textContent = v.status === "active" ? countdown(deadline, Date.now()) : "-";
   const players = m.players.map((p) => {

@@ -78,7 +78,7 @@ function render() {
     showWithNames($("status"), [`${s.turn === "black" ? "Black" : "White"} to move (`, who(s.toMove), `)${s.check ? ", check" : ""}.`]);
   }
   showWithNames($("last"), s.lastMove ? ["Last move: ", who(s.lastMove.by), ` played ${s.lastMove.san}`] : []);
-  $("history").textContent = numberedMoves(rules.board.history()) || "-";
+  $("history").textContent = numberedMoves(rules.board.history());
 }
 
 rcadia.onGameStart(({ players, round, names: given }) => {
