@@ -19,12 +19,12 @@
 //! and a random tag (`<rev>.<tag>`), so two processes that both wrote rev 8 from rev 7 (one
 //! of them lost) are told apart, and a wake-up (which carries it) names exactly one record.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use horst_sessions::{iso8601_ms, Session};
+use horst_store::fast_hash::FastMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -601,11 +601,13 @@ impl Default for RecordCache {
 /// long-poll goes between reads of its own (`wait::RECHECK`).
 pub(crate) const FRESH_FOR: Duration = Duration::from_secs(2);
 
+/// Keyed by session id with the fast hasher: only ids of stored sessions (minted by the
+/// server) are ever inserted, so no client chooses the keys a table holds.
 #[derive(Default)]
 struct Maps {
-    stored: HashMap<String, Arc<Stored>>,
+    stored: FastMap<String, Arc<Stored>>,
     /// The writes in flight of each session, oldest first (a few at most).
-    in_flight: HashMap<String, Vec<Arc<Stored>>>,
+    in_flight: FastMap<String, Vec<Arc<Stored>>>,
 }
 
 impl RecordCache {
