@@ -442,6 +442,17 @@ mod tests {
         }
     }
 
+    /// `len` record-like bytes: a repeating 5-byte header every 13 bytes (a record's grams
+    /// repeat), the rest random, of 4 values only if `few` (long chains of short matches).
+    fn record_like(next: &mut impl FnMut(usize) -> usize, len: usize, few: bool) -> Vec<u8> {
+        (0..len)
+            .map(|i| match i % 13 {
+                0..=4 => [0xcf, 0, 0, 1, 0x9a][i % 13],
+                _ => next(if few { 4 } else { 256 }) as u8,
+            })
+            .collect()
+    }
+
     /// The chain walk as it was before candidates were ruled out by one byte: every
     /// candidate compared whole, the first of the longest kept.
     fn find_comparing_every_candidate(
@@ -480,12 +491,7 @@ mod tests {
         let mut chains = Chains::default();
         for round in 0..300 {
             let len = 8 + next(900);
-            let base: Vec<u8> = (0..len)
-                .map(|i| match i % 13 {
-                    0..=4 => [0xcf, 0, 0, 1, 0x9a][i % 13],
-                    _ => next(if round % 2 == 0 { 4 } else { 256 }) as u8,
-                })
-                .collect();
+            let base = record_like(&mut next, len, round % 2 == 0);
             let mut new = base.clone();
             for _ in 0..next(8) {
                 let at = next(new.len() + 1);
@@ -563,12 +569,7 @@ mod tests {
         let mut next = below_from(0x6A09_E667_F3BC_C908);
         for round in 0..3_000 {
             let len = next(900);
-            let base: Vec<u8> = (0..len)
-                .map(|i| match i % 13 {
-                    0..=4 => [0xcf, 0, 0, 1, 0x9a][i % 13],
-                    _ => next(if round % 2 == 0 { 4 } else { 256 }) as u8,
-                })
-                .collect();
+            let base = record_like(&mut next, len, round % 2 == 0);
             let mut new = base.clone();
             for _ in 0..next(9) {
                 let at = next(new.len() + 1);
@@ -625,12 +626,7 @@ mod tests {
         let mut chains = Chains::default();
         for round in 0..400 {
             let len = if round < 80 { round } else { next(3000) };
-            let base: Vec<u8> = (0..len)
-                .map(|i| match i % 13 {
-                    0..=4 => [0xcf, 0, 0, 1, 0x9a][i % 13],
-                    _ => next(if round % 2 == 0 { 4 } else { 256 }) as u8,
-                })
-                .collect();
+            let base = record_like(&mut next, len, round % 2 == 0);
             let mut index = Index {
                 bytes: &base,
                 chains: &mut chains,
