@@ -892,7 +892,7 @@ mod tests {
     #[test]
     fn a_write_s_token_is_the_format_macro_s() {
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut check = |rev: u64, tag: u32, used: u64| {
+        let check = |rev: u64, tag: u32, used: u64| {
             let token = write_token(rev, tag, used);
             assert_eq!(token, format!("{rev}.{tag:08x}.{used}"));
             assert_eq!(rev_of_token(&token), Some(rev));
