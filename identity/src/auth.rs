@@ -26,7 +26,6 @@
 //!   records above (built once by the first process that starts; nothing new is added, since
 //!   this version makes no such records), so a sign-in and a sign-up find them by any case
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -34,6 +33,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use hmac::{Hmac, KeyInit, Mac};
 use horst_store::digest::sha256_hex;
+use horst_store::fast_hash::FastMap;
 use horst_store::script::{Argv, Decl, Script, Writes};
 use horst_store::{lua, Store};
 use serde::{Deserialize, Serialize};
@@ -104,7 +104,9 @@ struct IdentityCache {
     /// The newest revocation epoch seen, and when it was read (`None`: never).
     epoch: u64,
     epoch_read: Option<Instant>,
-    entries: HashMap<CacheKey, Cached>,
+    /// The fast hasher: a key is a PRF of the bearer under the process's secret key, so a
+    /// client cannot pick bearers whose keys collide.
+    entries: FastMap<CacheKey, Cached>,
 }
 
 /// What the identity cache knows a bearer by: a keyed PRF of it, SipHash-2-4 under two

@@ -105,9 +105,10 @@ impl Index<'_, '_> {
         (g.wrapping_mul(0x9E37_79B1) >> 8) as usize & (buckets - 1)
     }
 
-    /// The longest match of `new[at..]` in the base among the chain's candidates (of any
-    /// length: the caller extends it back and keeps it if it is long enough).
-    fn find(&mut self, new: &[u8], at: usize) -> Option<(usize, usize)> {
+    /// The longest match of `new[at..]` in the base among the chain's candidates, the first
+    /// of them if several are as long, or `None` if none is at least `floor` bytes long (the
+    /// caller extends it back and keeps it if it is long enough).
+    fn find(&mut self, new: &[u8], at: usize, floor: usize) -> Option<(usize, usize)> {
         if at + 4 > new.len() {
             return None;
         }
@@ -118,7 +119,9 @@ impl Index<'_, '_> {
         let want = &new[at..];
         let mut cand = head[Self::bucket(gram(new, at), head.len())];
         let mut best: Option<(usize, usize)> = None;
-        let mut best_len = 0;
+        // A candidate must be longer than this; with a floor, the one-byte check below rules
+        // out the short ones at once.
+        let mut best_len = floor.saturating_sub(1);
         for _ in 0..MAX_CHAIN {
             if cand == 0 {
                 break;
@@ -162,7 +165,10 @@ impl Index<'_, '_> {
             let found = if here >= MIN_ALIGNED {
                 Some((i, aligned, here))
             } else if (i - lit) % FIND_STEP == 0 {
-                self.find(new, i).and_then(|(from, len)| {
+                // Extended back over at most the `i - lit` pending bytes, a match shorter than
+                // this floor stays under MIN_FOUND: the lookup need not consider it.
+                let floor = MIN_FOUND.saturating_sub(i - lit);
+                self.find(new, i, floor).and_then(|(from, len)| {
                     let (mut at, mut from, mut len) = (i, from, len);
                     while at > lit && from > 0 && new[at - 1] == self.bytes[from - 1] {
                         at -= 1;
@@ -177,6 +183,16 @@ impl Index<'_, '_> {
             let Some((at, from, len)) = found else {
                 i += 1;
                 aligned += 1;
+                // Through the run of misses to the next byte that could start a copy: one
+                // whose aligned byte agrees, or where the hash chain is asked. The limit is
+                // checked once at its end (the pending bytes only grow until then).
+                while i < new.len()
+                    && (i - lit) % FIND_STEP != 0
+                    && self.bytes.get(aligned) != Some(&new[i])
+                {
+                    i += 1;
+                    aligned += 1;
+                }
                 if out.len() + (i - lit) > limit {
                     return None;
                 }
@@ -426,6 +442,17 @@ mod tests {
         }
     }
 
+    /// `len` record-like bytes: a repeating 5-byte header every 13 bytes (a record's grams
+    /// repeat), the rest random, of 4 values only if `few` (long chains of short matches).
+    fn record_like(next: &mut impl FnMut(usize) -> usize, len: usize, few: bool) -> Vec<u8> {
+        (0..len)
+            .map(|i| match i % 13 {
+                0..=4 => [0xcf, 0, 0, 1, 0x9a][i % 13],
+                _ => next(if few { 4 } else { 256 }) as u8,
+            })
+            .collect()
+    }
+
     /// The chain walk as it was before candidates were ruled out by one byte: every
     /// candidate compared whole, the first of the longest kept.
     fn find_comparing_every_candidate(
@@ -464,12 +491,7 @@ mod tests {
         let mut chains = Chains::default();
         for round in 0..300 {
             let len = 8 + next(900);
-            let base: Vec<u8> = (0..len)
-                .map(|i| match i % 13 {
-                    0..=4 => [0xcf, 0, 0, 1, 0x9a][i % 13],
-                    _ => next(if round % 2 == 0 { 4 } else { 256 }) as u8,
-                })
-                .collect();
+            let base = record_like(&mut next, len, round % 2 == 0);
             let mut new = base.clone();
             for _ in 0..next(8) {
                 let at = next(new.len() + 1);
@@ -483,7 +505,99 @@ mod tests {
             };
             for at in 0..new.len() {
                 let plain = find_comparing_every_candidate(&mut index, &new, at);
-                assert_eq!(index.find(&new, at), plain, "round {round}, at {at}");
+                for floor in [0, 1, 4, MIN_FOUND] {
+                    // Below the floor, the plain walk's longest is no answer.
+                    let want = plain.filter(|&(_, len)| len >= floor);
+                    assert_eq!(
+                        index.find(&new, at, floor),
+                        want,
+                        "round {round}, at {at}, floor {floor}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The encoder as plainly as it can be written: every byte of a run of misses looked
+    /// at, every lookup comparing every candidate whole, the limit checked at every byte
+    /// (the reference for the lookups' floors and the skip through a run of misses, which
+    /// must not change a byte, nor which deltas are given up).
+    fn plain_delta(base: &[u8], new: &[u8], limit: usize) -> Option<Vec<u8>> {
+        let mut chains = Chains::default();
+        let mut index = Index {
+            bytes: base,
+            chains: &mut chains,
+            built: false,
+        };
+        let (mut out, mut lit, mut i, mut aligned) = (Vec::new(), 0, 0, 0);
+        while i < new.len() {
+            let here = common(base.get(aligned..).unwrap_or_default(), &new[i..]);
+            let mut found = (here >= MIN_ALIGNED).then_some((i, aligned, here));
+            if found.is_none() && (i - lit) % FIND_STEP == 0 {
+                if let Some((mut from, mut len)) =
+                    find_comparing_every_candidate(&mut index, new, i)
+                {
+                    let mut at = i;
+                    while at > lit && from > 0 && new[at - 1] == base[from - 1] {
+                        (at, from, len) = (at - 1, from - 1, len + 1);
+                    }
+                    found = (len >= MIN_FOUND).then_some((at, from, len));
+                }
+            }
+            match found {
+                None => (i, aligned) = (i + 1, aligned + 1),
+                Some((at, from, len)) => {
+                    insert(&mut out, &new[lit..at]);
+                    varint(&mut out, ((len as u64) << 1) | 1);
+                    varint(&mut out, from as u64);
+                    (i, aligned, lit) = (at + len, from + len, at + len);
+                }
+            }
+            if out.len() + (i - lit) > limit {
+                return None;
+            }
+        }
+        insert(&mut out, &new[lit..]);
+        (out.len() <= limit).then_some(out)
+    }
+
+    /// The encoder's deltas are the plain encoder's, byte for byte: record-like bases
+    /// (repeating headers, few distinct bytes in half the rounds), edited in place, shifted
+    /// and cut, and limits around each delta's length.
+    #[test]
+    fn a_delta_is_the_plain_encoder_s_byte_for_byte() {
+        let mut next = below_from(0x6A09_E667_F3BC_C908);
+        for round in 0..3_000 {
+            let len = next(900);
+            let base = record_like(&mut next, len, round % 2 == 0);
+            let mut new = base.clone();
+            for _ in 0..next(9) {
+                let at = next(new.len() + 1);
+                match next(3) {
+                    0 => {
+                        let end = (at + 1 + next(9)).min(new.len());
+                        for b in &mut new[at..end] {
+                            *b = b.wrapping_add(1 + next(255) as u8);
+                        }
+                    }
+                    1 => {
+                        let add: Vec<u8> = (0..1 + next(20)).map(|_| next(256) as u8).collect();
+                        new.splice(at..at, add);
+                    }
+                    _ => {
+                        let end = (at + next(40)).min(new.len());
+                        new.drain(at..end);
+                    }
+                }
+            }
+            let plain = plain_delta(&base, &new, usize::MAX).unwrap_or_default();
+            assert_eq!(delta(&base, &new), plain, "round {round}");
+            for limit in (0..plain.len() + 2).step_by(1 + plain.len() / 16) {
+                assert_eq!(
+                    delta_within(&base, &new, limit),
+                    plain_delta(&base, &new, limit),
+                    "round {round}, limit {limit}"
+                );
             }
         }
     }
@@ -512,12 +626,7 @@ mod tests {
         let mut chains = Chains::default();
         for round in 0..400 {
             let len = if round < 80 { round } else { next(3000) };
-            let base: Vec<u8> = (0..len)
-                .map(|i| match i % 13 {
-                    0..=4 => [0xcf, 0, 0, 1, 0x9a][i % 13],
-                    _ => next(if round % 2 == 0 { 4 } else { 256 }) as u8,
-                })
-                .collect();
+            let base = record_like(&mut next, len, round % 2 == 0);
             let mut index = Index {
                 bytes: &base,
                 chains: &mut chains,

@@ -577,11 +577,10 @@ impl Rcadia {
         let rate = settings.ratings && listing == Some(false) && rating::rates(&s).is_some();
         // The compare-and-set token: unique, never shown to a caller (no system call), and
         // the replay's bytes after this write.
-        let token = format!(
-            "{}.{:08x}.{}",
+        let token = record::write_token(
             s.rev(),
             horst_store::random::process_unique_u64() as u32,
-            fitted.used
+            fitted.used,
         );
         let encoded = record::encode_write_as(&s, loaded.and_then(|l| l.base.as_ref()), forms)?;
         let keys = self.keys_of(&id, loaded);

@@ -23,6 +23,7 @@ pub mod cluster;
 mod delayed;
 pub mod digest;
 mod durable;
+pub mod fast_hash;
 mod health;
 mod lua_shake;
 mod notifier;
