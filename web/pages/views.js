@@ -100,6 +100,12 @@ export function isolate(text) {
   return `\u2068${String(text ?? "").replace(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "")}\u2069`;
 }
 
+/** The time of a live event in the spectator's list, as the other pages give times:
+ *  24-hour, UTC, said so ("19:00:05 UTC"; the viewer's own locale gave "07:00:05 PM"). */
+export function eventTime(date) {
+  return `${date.toISOString().slice(11, 19)} UTC`;
+}
+
 /** A player's name: `asName`, else "seat N" (the protocol's 0-based seat). */
 export function playerName(p) {
   return (p && p.asName) || `seat ${p && p.seat !== undefined ? p.seat : "?"}`;

@@ -5,7 +5,7 @@
 // next round, and plays back from its replay (`GET /replay`): a scrubber, ←/→ and a
 // clickable list of moves. Text only (textContent).
 
-import { watchModel, chessModel, rpsModel, countdown, replayFrames, viewFromReplay, isolate } from "./views.js";
+import { watchModel, chessModel, rpsModel, countdown, replayFrames, viewFromReplay, isolate, eventTime } from "./views.js";
 import { drawBoard, squaresOf } from "/games/chess/board.js";
 
 const $ = (id) => document.getElementById(id);
@@ -37,7 +37,9 @@ function withNames(tag, parts, className) {
 function logEvent(line) {
   const list = $("events");
   const item = el("li");
-  const at = el("time", new Date().toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" }));
+  const now = new Date();
+  const at = el("time", eventTime(now));
+  at.dateTime = now.toISOString();
   item.append(at, document.createTextNode(line));
   list.append(item);
   while (list.children.length > EVENTS_KEPT) list.firstElementChild.remove();

@@ -170,3 +170,9 @@ test("a name in a plain string such as the document's title is isolated", async 
   assert.equal(isolate("a\u2069\u202eb\u200f"), "\u2068ab\u2069");
   assert.equal(isolate(null), "\u2068\u2069");
 });
+
+test("a live event's time reads as the other pages' times: 24-hour UTC, said so", async () => {
+  const { eventTime } = await import("../pages/views.js");
+  assert.equal(eventTime(new Date(NOW + 5000)), "19:00:05 UTC");
+  assert.equal(eventTime(new Date("2026-10-07T04:38:29.900Z")), "04:38:29 UTC");
+});
