@@ -175,27 +175,33 @@ async fn replay_of(
 /// A replay shorter than this is served as it is: gzip would save a packet at most.
 const GZIP_FROM_BYTES: usize = 1024;
 
-/// Whether the request's `Accept-Encoding` takes gzip (`gzip`, `x-gzip` or `*`, not `q=0`).
+/// Whether the request's `Accept-Encoding` takes gzip: `gzip` (or `x-gzip`) named with a
+/// q above 0, or, when neither is named, `*` with a q above 0. A `gzip;q=0` beside `*`
+/// refuses gzip (RFC 9110, 12.5.3: a coding named explicitly is not matched by `*`).
 fn accepts_gzip(headers: &HeaderMap) -> bool {
-    headers
+    let mut named: Option<bool> = None;
+    let mut star = false;
+    for item in headers
         .get_all(header::ACCEPT_ENCODING)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
-        .any(|item| {
-            let mut parts = item.split(';');
-            let coding = parts.next().unwrap_or("").trim();
-            let refused = parts.any(|p| {
-                p.trim()
-                    .strip_prefix("q=")
-                    .and_then(|q| q.trim().parse::<f32>().ok())
-                    .is_some_and(|q| q <= 0.0)
-            });
-            !refused
-                && ["gzip", "x-gzip", "*"]
-                    .iter()
-                    .any(|c| coding.eq_ignore_ascii_case(c))
-        })
+    {
+        let mut parts = item.split(';');
+        let coding = parts.next().unwrap_or("").trim();
+        let taken = !parts.any(|p| {
+            p.trim()
+                .strip_prefix("q=")
+                .and_then(|q| q.trim().parse::<f32>().ok())
+                .is_some_and(|q| q <= 0.0)
+        });
+        if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
+            named = Some(named.unwrap_or(false) || taken);
+        } else if coding == "*" {
+            star |= taken;
+        }
+    }
+    named.unwrap_or(star)
 }
 
 /// `bytes` as gzip at level 3: on a 1,000-ply chess replay (7.1 MB) it gave 163 KB in 66 ms,
@@ -430,4 +436,41 @@ async fn page(State(state): State<AppState>, req: Request) -> Response {
         req,
     )
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn takes(value: &str) -> bool {
+        let mut h = HeaderMap::new();
+        h.insert(header::ACCEPT_ENCODING, value.parse().unwrap());
+        accepts_gzip(&h)
+    }
+
+    #[test]
+    fn gzip_is_taken_as_accept_encoding_says() {
+        for yes in [
+            "gzip",
+            "GZIP",
+            "br, gzip;q=0.8",
+            "x-gzip",
+            "*",
+            "deflate, *;q=0.1",
+        ] {
+            assert!(takes(yes), "{yes}");
+        }
+        for no in [
+            "",
+            "br",
+            "gzip;q=0",
+            "gzip; q=0.0",
+            "*;q=0",
+            "gzip;q=0, *",
+            "*, gzip;q=0",
+        ] {
+            assert!(!takes(no), "{no}");
+        }
+        assert!(!accepts_gzip(&HeaderMap::new()));
+    }
 }
