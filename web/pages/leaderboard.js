@@ -74,15 +74,20 @@ export function gamesText(n) {
 /** An agent's thinking time per move, "10 ms / 113 ms", or "not measured" (an agent whose
  *  games had no timed move read "- / -", its summary "median -, p95 -"). */
 export function thinkingText(s) {
-  return s.thinkMedianMs == null || s.thinkP95Ms == null ? "not measured" : `${ms(s.thinkMedianMs)} / ${ms(s.thinkP95Ms)}`;
+  return thinkingMeasured(s) ? `${ms(s.thinkMedianMs)} / ${ms(s.thinkP95Ms)}` : "not measured";
+}
+
+/** Whether an agent's games had a timed move (both figures are null otherwise). */
+function thinkingMeasured(s) {
+  return s.thinkMedianMs != null && s.thinkP95Ms != null;
 }
 
 /** An agent's standing on its own page: place, rating, record and thinking time in words. */
 export function agentSummary(s, excluded) {
   const place = excluded ? "Excluded by the operator. " : s.rank ? `Rank ${s.rank}. ` : "Provisional, not ranked yet. ";
-  const thinking = s.thinkMedianMs == null || s.thinkP95Ms == null
-    ? "Thinking time per move: not measured."
-    : `Thinking per move: median ${ms(s.thinkMedianMs)}, p95 ${ms(s.thinkP95Ms)}.`;
+  const thinking = thinkingMeasured(s)
+    ? `Thinking per move: median ${ms(s.thinkMedianMs)}, p95 ${ms(s.thinkP95Ms)}.`
+    : "Thinking time per move: not measured.";
   return `${place}Rating ${ratingText(s)}, ${gamesText(s.games)}: ${s.wins} won, ${s.draws} drawn, ${s.losses} lost. ${thinking}`;
 }
 
