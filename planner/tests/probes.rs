@@ -296,6 +296,9 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-sky-dive-24",
         "guest-crawl-step-gap-6",
         "guest-cracked-lid-notch",
+        "guest-fifteen-trap-nests",
+        "guest-nest-on-spikes-deep",
+        "guest-slalom-fall-2x128",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         let one = plan_for(&map, 60.0, 1);
