@@ -38,6 +38,10 @@
 //! later jump as far; what a stop gives is a run-up that meets the obstacle in the middle of
 //! its room.
 //!
+//! On what the other steps leave, it walks off (`walk_off`): a jump from the ground into a drop
+//! traded for a walk off the edge and the egg boost later in the fall, pressed in the middle of
+//! the ticks on which it wins.
+//!
 //! It is sequential and bounded by referee ticks ([`RELAX_BUDGET_TICKS`]: the win checks and
 //! the reports of the candidates), never by the clock, so the same map and replay give the
 //! same result on every run, machine and thread count. The report it returns is the one of
@@ -57,7 +61,8 @@ use crate::{analyse, Feasibility, Verdict, WORK_BUDGET_TICKS};
 /// 10-20 million ticks per second on one core, 0.7-1.4 s. The re-centring step may spend
 /// [`RECENTRE_BUDGET_TICKS`] first; then the hill-climb 6 M and the waiting step
 /// [`WAIT_BUDGET_TICKS`] (as before the other two steps came, their ends moved by what the
-/// re-centring spent); the stopping step the rest, at least [`STOP_BUDGET_TICKS`].
+/// re-centring spent); the stopping step the rest, at least [`STOP_BUDGET_TICKS`], and the
+/// walk-off step what that leaves.
 pub const RELAX_BUDGET_TICKS: u64 = 14_000_000;
 
 /// How much longer than the replay a candidate may take to win (a calmer route is slower).
@@ -195,9 +200,10 @@ pub fn relax_until(
     Some(out)
 }
 
-/// One round of the steps: the re-centring step, the hill-climb, the waiting step and the
-/// stopping step, with their shares of `budget` referee ticks counted from `offset` (the first
-/// round from 0, so its shares are what they always were); `cap` bounds every run.
+/// One round of the steps: the re-centring step, the hill-climb, the waiting step, the
+/// stopping step and the walk-off step, with their shares of `budget` referee ticks counted
+/// from `offset` (the first round from 0, so its shares are what they always were); `cap`
+/// bounds every run.
 #[allow(clippy::too_many_arguments)]
 fn one_pass(
     map: &Map,
@@ -249,6 +255,7 @@ fn one_pass(
     }
     wait_longer(map, seed, wait_budget, stop, spent, best);
     stop_first(map, seed, offset + budget, stop, spent, best);
+    walk_off(map, seed, offset + budget, stop, spent, best);
 }
 
 /// What the pass minimises (see `key`).
@@ -582,12 +589,7 @@ fn stop_first(
             else {
                 continue;
             };
-            best.out.tried += 1;
-            let Some(c) = evaluate(map, seed, &cand, budget, spent) else {
-                continue;
-            };
-            if c.beats(key) {
-                best.keep(c);
+            if kept(map, seed, &cand, key, budget, spent, best) {
                 return Some(true);
             }
         }
@@ -665,21 +667,7 @@ fn stopped(
         (None, _) => return None,
     };
     let release: u32 = segs[..i].iter().map(|s| s.1).sum::<u32>() + len - q;
-    let mut sim = Sim::new(map, seed);
-    let mut t = 0u32;
-    'prefix: for &(act, n) in segs {
-        for _ in 0..n {
-            if t == release {
-                break 'prefix;
-            }
-            sim.step(act);
-            *spent += 1;
-            t += 1;
-            if sim.status() != Status::Running {
-                return None;
-            }
-        }
-    }
+    let sim = played(map, seed, segs, release, spent)?;
     // Which run-ups live past the input (or win).
     let mut lives = Vec::with_capacity(RUNUP_MAX as usize);
     for r in 1..=RUNUP_MAX {
@@ -707,12 +695,172 @@ fn stopped(
     Some((merged(&out), press))
 }
 
+/// The walk-off step, last, on what the other steps left of the budget: a jump from the ground
+/// into a drop traded for a walk off the edge and the egg boost later in the fall. The fastest
+/// route jumps at the edge and falls in on the one arc that lands right; a person walks in and
+/// taps jump late, and where the boost may come is a stretch of ticks
+/// (`levels/probes/guest-nest-on-spikes-deep`: `tight`, window 3, before; `relaxed` after).
+/// For the narrowest inputs first that press jump on the ground with a direction held, the
+/// jump is left out: the bird walks on slowly in that direction until it leaves the ground,
+/// falls with no direction (or the slow one) and presses jump (the boost) `d` ticks later,
+/// held until the jump it replaces was let go; the rest of the replay follows as it was. Every
+/// `d` up to [`BOOST_LATEST`] is run to the end, the middle of the longest run of `d` that win
+/// is reported and kept if its report is better, as in the hill-climb.
+fn walk_off(
+    map: &Map,
+    seed: u32,
+    budget: u64,
+    stop: &dyn Fn() -> bool,
+    spent: &mut u64,
+    best: &mut Best,
+) {
+    let mut tried = BTreeSet::new();
+    rounds(best, |best, i, key| {
+        for fall_dir in [false, true] {
+            if budget <= *spent || stop() {
+                return None;
+            }
+            if !tried.insert((best.segs.clone(), i, fall_dir)) {
+                continue;
+            }
+            let Some(cand) = walked_off(map, seed, &best.segs, i, fall_dir, budget, spent) else {
+                continue;
+            };
+            if cand != best.segs && kept(map, seed, &cand, key, budget, spent, best) {
+                return Some(true);
+            }
+        }
+        Some(false)
+    });
+}
+
+/// The latest tick after leaving the ground the walk-off step presses the boost on.
+const BOOST_LATEST: u32 = 120;
+
+/// How long the walk-off step walks at most before the bird must have left the ground.
+const WALK_MAX: u32 = 90;
+
+/// `segs` with the ground jump at input `i` traded for a walk off and a boost (see `walk_off`):
+/// `None` unless input `i` presses jump on the ground with a direction, the walk leaves the
+/// ground, and some press wins.
+fn walked_off(
+    map: &Map,
+    seed: u32,
+    segs: &[(u8, u32)],
+    i: usize,
+    fall_dir: bool,
+    budget: u64,
+    spent: &mut u64,
+) -> Option<Vec<(u8, u32)>> {
+    let (before, jump) = (segs.get(i)?.0, segs.get(i + 1)?.0);
+    // A fresh press of jump with a direction (left, right or their slow speeds).
+    if holds_jump(before) || !holds_jump(jump) || jump / 4 == 1 {
+        return None;
+    }
+    // The stretch the jump is held through, and the tick it is let go.
+    let held = (i + 1..segs.len())
+        .take_while(|&k| holds_jump(segs[k].0))
+        .last()?;
+    let press_at: u32 = segs[..=i].iter().map(|s| s.1).sum();
+    let release_at: u32 = segs[..=held].iter().map(|s| s.1).sum();
+    let mut sim = played(map, seed, segs, press_at, spent)?;
+    if !sim.player().on_ground {
+        return None;
+    }
+    // Walk on slowly (no buttons) until the bird leaves the ground.
+    let slow = match jump / 4 {
+        0 | 3 => 12,
+        _ => 16,
+    };
+    let mut walk = 0;
+    while sim.player().on_ground {
+        if walk == WALK_MAX || budget <= *spent {
+            return None;
+        }
+        sim.step(slow);
+        *spent += 1;
+        walk += 1;
+        if sim.status() != Status::Running {
+            return None;
+        }
+    }
+    let fall = if fall_dir { slow } else { 4 };
+    let press = fall + 1;
+    let tail = &segs[held + 1..];
+    // The segments from the end of the walk on, the boost pressed `d` ticks later.
+    let after_walk = |d: u32| -> Vec<(u8, u32)> {
+        let hold = release_at.saturating_sub(press_at + walk + d).max(1);
+        let mut out = vec![(fall, d), (press, hold)];
+        out.extend_from_slice(tail);
+        out
+    };
+    let mut wins = Vec::with_capacity(BOOST_LATEST as usize);
+    for d in 1..=BOOST_LATEST {
+        if budget <= *spent {
+            return None;
+        }
+        let mut rest = after_walk(d);
+        rest.last_mut()?.1 += EXTRA_TICKS;
+        wins.push(run_from(sim.clone(), &rest, spent).is_some());
+    }
+    let (lo, hi) = living_runs(&wins)
+        .into_iter()
+        .min_by_key(|&(lo, hi)| (Reverse(hi - lo), lo))?;
+    let mut out = segs[..=i].to_vec();
+    out.push((slow, walk));
+    out.extend(after_walk(((lo + hi) / 2) as u32 + 1));
+    Some(merged(&out))
+}
+
 /// Where a stop comes (`q` ticks before the input) and how long the bird first walks slowly
 /// (0: it stops from the speed it had).
 #[derive(Clone, Copy)]
 struct Stop {
     q: u32,
     slow: u32,
+}
+
+/// Runs a step's candidate and keeps it if it wins and its report beats `key`: whether it was
+/// kept.
+fn kept(
+    map: &Map,
+    seed: u32,
+    cand: &[(u8, u32)],
+    key: &Key,
+    budget: u64,
+    spent: &mut u64,
+    best: &mut Best,
+) -> bool {
+    best.out.tried += 1;
+    let Some(c) = evaluate(map, seed, cand, budget, spent) else {
+        return false;
+    };
+    let better = c.beats(key);
+    if better {
+        best.keep(c);
+    }
+    better
+}
+
+/// The run of the segments' first `ticks` ticks, `None` if it ends (won or dead) in them;
+/// charges what it simulated.
+fn played(map: &Map, seed: u32, segs: &[(u8, u32)], ticks: u32, spent: &mut u64) -> Option<Sim> {
+    let mut sim = Sim::new(map, seed);
+    let mut t = 0u32;
+    for &(act, n) in segs {
+        for _ in 0..n {
+            if t == ticks {
+                return Some(sim);
+            }
+            sim.step(act);
+            *spent += 1;
+            t += 1;
+            if sim.status() != Status::Running {
+                return None;
+            }
+        }
+    }
+    Some(sim)
 }
 
 /// Whether the bird lives through `ticks` ticks of the segments (or wins in them), run on
@@ -772,6 +920,11 @@ fn run_to_end(map: &Map, seed: u32, segs: &[(u8, u32)], spent: &mut u64) -> (u32
         }
     }
     (sim.tick(), false)
+}
+
+/// The action holds jump (buttons 1 and 3).
+fn holds_jump(a: u8) -> bool {
+    a % 2 == 1
 }
 
 /// No direction held and no pebble: the bird stands (or rides) and waits.
@@ -851,7 +1004,11 @@ fn encode(seed: u32, segs: &[(u8, u32)]) -> Replay {
 
 /// The tick of the win of the segments, or `None`; charges what it simulated.
 fn run(map: &Map, seed: u32, segs: &[(u8, u32)], spent: &mut u64) -> Option<u32> {
-    let mut sim = Sim::new(map, seed);
+    run_from(Sim::new(map, seed), segs, spent)
+}
+
+/// [`run`] from a run already under way.
+fn run_from(mut sim: Sim, segs: &[(u8, u32)], spent: &mut u64) -> Option<u32> {
     for &(a, t) in segs {
         for _ in 0..t {
             sim.step(a);

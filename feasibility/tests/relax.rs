@@ -253,3 +253,19 @@ fn a_jump_with_a_window_of_one_tick_stays_frame_perfect() {
         "the pass tried nothing: the test shows nothing"
     );
 }
+
+/// A nest on spikes at the bottom of a shaft 22 rows deep (`levels/probes/guest-nest-on-spikes-deep`):
+/// the planner's replay jumps at the hole's edge and falls in on the one arc that enters the
+/// spike tile shallow enough (`tight`, window 3). A plain walk in dies (7 px deep); a walk in
+/// and one tap of jump late in the fall (the egg boost shifts where the fall enters the tile)
+/// wins for a stretch of ticks. The pass moved and corrected the inputs it had and never traded
+/// the jump for a walk and a boost; its walk-off step does (`relaxed`).
+#[test]
+fn a_jump_into_a_drop_is_traded_for_a_walk_off_and_a_late_boost() {
+    let (map, replay) = probe("guest-nest-on-spikes-deep");
+    let before = assess(&map, &replay).unwrap();
+    assert_eq!(before.verdict, Verdict::Tight, "{before:#?}");
+    let r = checked(&map, &replay);
+    assert_eq!(r.report.verdict, Verdict::Relaxed, "{r:#?}");
+    assert_eq!(r.report.egg_boosts, 1, "{r:#?}");
+}

@@ -144,6 +144,20 @@ pub fn deadly_floor_rows(map: &Map) -> Vec<bool> {
         .collect()
 }
 
+/// The nests some place of the bird can touch (see `lowest_touch`), in the map's order: a nest in
+/// a cup of rock under a tile of spikes is never touched, whatever else the map holds. The
+/// search's heuristic leads only to these (`Relaxed::for_search`): along a meadow of such cups
+/// every cup's nest looked 0 tiles away, and the search looked into every cup
+/// (`levels/probes/guest-fifteen-trap-nests`).
+pub fn touchable_nests(map: &Map) -> Vec<(i32, i32)> {
+    let solid = barrier_tiles(map);
+    map.nests()
+        .iter()
+        .copied()
+        .filter(|&(nx, ny)| lowest_touch(map, &solid, nx, ny).is_some())
+        .collect()
+}
+
 /// Per tile (row-major): solid for good (not cracked rock that a pebble can reach).
 fn barrier_tiles(map: &Map) -> Vec<bool> {
     let (w, h) = (map.width(), map.height());

@@ -142,6 +142,7 @@ fn air_move(
 /// is what the bird has when it leaves a support (`AIR_START`; more for the second try).
 fn air_bounded(
     map: &Map,
+    nests: &[(i32, i32)],
     g: &Graph,
     closed: &[bool],
     take_off: u8,
@@ -153,7 +154,7 @@ fn air_bounded(
     let inside = |x: i32, r: i32| x >= 0 && x < w && r >= 0 && r < rows;
     let mut dist = vec![UNREACHED; cells * AIR_LAYERS];
     let mut q = VecDeque::new();
-    for &(nx, ny) in map.nests() {
+    for &(nx, ny) in nests {
         let c = ((ny + PAD) * w + nx) as usize;
         let layers = if g.support[c] {
             start_layer..start_layer + 1
@@ -473,6 +474,12 @@ impl Relaxed {
     }
 
     pub fn new(map: &Map) -> Relaxed {
+        Relaxed::towards(map, map.nests())
+    }
+
+    /// [`Relaxed::new`] with the distances to `nests` only (the forward check from the start
+    /// still asks for one of them).
+    fn towards(map: &Map, nests: &[(i32, i32)]) -> Relaxed {
         let w = map.width();
         let h = map.height();
         let rows = h + PAD;
@@ -493,7 +500,7 @@ impl Relaxed {
         let edge = |ax: i32, ar: i32, dx: i32, dr: i32| g0.edge(map, ax, ar, dx, dr);
         let mut dist = vec![UNREACHED; n];
         let mut q = VecDeque::new();
-        for &(nx, ny) in map.nests() {
+        for &(nx, ny) in nests {
             let i = idx(nx, ny + PAD);
             if dist[i] == UNREACHED {
                 dist[i] = 0;
@@ -596,7 +603,15 @@ impl Relaxed {
     /// every take-off (`AIR_LATE_BOOST`); else the plain ones. Only the heuristic reads them: the proof
     /// (`nest_reachable`) stays the plain graph's, an over-approximation.
     pub fn for_search(map: &Map) -> Relaxed {
-        let mut r = Relaxed::new(map);
+        // Only to the nests some place of the bird touches (all of them if none: then a proof
+        // answers before any search).
+        let touchable = crate::envelope::touchable_nests(map);
+        let nests = if touchable.is_empty() {
+            map.nests()
+        } else {
+            &touchable[..]
+        };
+        let mut r = Relaxed::towards(map, nests);
         let (w, rows) = (map.width(), map.height() + PAD);
         let g = graph(map, &breakable_cracked(map), LIFTS_HEURISTIC);
         let mut closed = vec![false; (w * rows) as usize];
@@ -609,9 +624,10 @@ impl Relaxed {
         }
         let (sx, sy) = map.start();
         let start = ((sy + PAD).clamp(0, rows - 1) * w + sx.clamp(0, w - 1)) as usize;
-        let (mut tight, mut falling, mut boost) = air_bounded(map, &g, &closed, AIR_START);
+        let (mut tight, mut falling, mut boost) = air_bounded(map, nests, &g, &closed, AIR_START);
         if tight[start] == UNREACHED {
-            (tight, falling, boost) = air_bounded(map, &g, &closed, AIR_START + AIR_LATE_BOOST);
+            (tight, falling, boost) =
+                air_bounded(map, nests, &g, &closed, AIR_START + AIR_LATE_BOOST);
         }
         if tight[start] != UNREACHED {
             r.max_dist = tight

@@ -234,6 +234,9 @@ fn guest_probes_are_decided_as_their_truth() {
         "guest-shaft-guard-closed",
         "guest-start-in-crusher",
         "guest-start-on-seeded-marmot",
+        // Written 2026-12-07 07:20 UTC: spikes on a shaft's walls every 6 rows; no proof knows
+        // walls or hazards there.
+        "guest-slalom-fall-6",
     ];
     let all = probes("guest-");
     assert!(all.len() >= 30, "{} guest probes", all.len());
@@ -296,6 +299,9 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-sky-dive-24",
         "guest-crawl-step-gap-6",
         "guest-cracked-lid-notch",
+        "guest-fifteen-trap-nests",
+        "guest-nest-on-spikes-deep",
+        "guest-slalom-fall-2x128",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         let one = plan_for(&map, 60.0, 1);
@@ -462,4 +468,51 @@ fn a_second_round_of_the_relaxation_frees_the_detour() {
     };
     let report = horst_feasibility::assess(&map, replay).expect("the replay wins");
     assert!(report.verdict <= Verdict::Fair, "{report:?}");
+}
+
+/// Levels one past a limit of the format (`invalid-`, README): a column 129 rows high, 17
+/// nests, 4,097 cracked and crumbling tiles, a name of 61 characters, a jackdaw's patrol a row
+/// past the map's top and a ferry's path a column past its edge (the twins of
+/// `guest-edges-just-within`, which is valid and won). Each gets one clear error: the code
+/// its first lines name (`expect: CODE line N`), on that line, and the limit in its words;
+/// the planner is never asked.
+#[test]
+fn probes_one_past_a_limit_get_a_clear_validation_error() {
+    let invalid = probes("invalid-");
+    assert!(invalid.len() >= 6, "{} invalid probes", invalid.len());
+    for (name, path) in invalid {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let expect = text
+            .lines()
+            .take_while(|l| l.starts_with('#'))
+            .find_map(|l| l.split_once("expect: ").map(|(_, e)| e.trim()))
+            .unwrap_or_else(|| panic!("{name}: no expect: line"));
+        let (code, line) = expect.split_once(" line ").expect("expect: CODE line N");
+        let report = horst_engine::validate_map(&text);
+        assert!(!report.valid, "{name}");
+        assert_eq!(report.errors.len(), 1, "{name}: {:?}", report.errors);
+        let e = &report.errors[0];
+        assert_eq!(
+            (e.code, e.line.to_string().as_str()),
+            (code, line),
+            "{name}"
+        );
+        assert!(!e.message.is_empty() && !e.hint.is_empty(), "{name}");
+        assert!(horst_engine::parse_map(&text).is_err(), "{name}");
+    }
+}
+
+/// `guest-fifteen-trap-nests`: 15 nests in cups of rock under a tile of spikes along a meadow
+/// (never touched: `envelope::touchable_nests`), the 16th at its end. The heuristic's tile
+/// graph led to every nest, and every trap looked 0-1 tiles away: the search looked into each
+/// cup in turn and won after 292,252 states (2.9 s on 2 threads, 14.6 s on one at a load of
+/// 4). It now leads only to the nests some place of the bird touches. A count of states, not
+/// the clock: the same on every machine.
+#[test]
+fn nests_nobody_touches_do_not_lead_the_search() {
+    let map = load(&root().join("levels/probes/guest-fifteen-trap-nests.map"));
+    assert_eq!(horst_planner::envelope::touchable_nests(&map), [(102, 7)]);
+    let rep = plan_for(&map, 60.0, 2);
+    assert!(rep.won(), "{:?}", rep.outcome);
+    assert!(rep.expanded < 50_000, "{} states", rep.expanded);
 }
