@@ -1315,7 +1315,25 @@ impl Queue {
                 get.arg(keys::blob(&self.store, hash));
             }
         }
-        let mut replies: Vec<redis::Value> = pipe.query_async(&mut self.store.conn()).await?;
+        let mut replies: Vec<redis::Value> = match take_up {
+            // The take-up is what keeps a put-back (reap.lua, stop.lua) from giving the job
+            // to another slot while this one runs it: like the claim it stands for (claim.lua
+            // is durable), it waits for the replicas, so a failover after it does not bring
+            // the mark back and a second slot run the job too. Unacknowledged in time (a
+            // replica lagging or away), the job runs all the same, as a claim made by a
+            // completion whose WAIT failed (docs/reliability.md): not running it would leave
+            // it to be reaped, charged and never run, for a failover that may never come.
+            Some(id) => {
+                let mut conn = self.store.durable().await?;
+                let replies = pipe.query_async(&mut conn).await?;
+                let key = self.job_key(id);
+                if let Err(e) = self.store.settle_at(&mut conn, key.as_bytes()).await {
+                    tracing::warn!(job = %id, error = %e, "the replicas did not acknowledge the take-up of a handed job in time; it runs (a failover now could give it to a second slot)");
+                }
+                replies
+            }
+            None => pipe.query_async(&mut self.store.conn()).await?,
+        };
         if take_up.is_some() {
             let taken: i64 = redis::from_redis_value(replies.remove(0))
                 .map_err(|e| QueueError::Store(e.to_string()))?;

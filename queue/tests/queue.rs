@@ -2497,6 +2497,52 @@ async fn an_admission_that_failed_unclearly_leaves_no_job_queued_or_charged() {
     ));
 }
 
+/// A slot's take-up of a job handed to it (the `HDEL` of its `handed` mark) waits for the
+/// replicas like the claim it stands for (`redis.min_replica_acks`): before, it went
+/// unwaited, and after a failover that lost it the new primary still held the mark, so a
+/// put-back could give the job to a second slot while the first ran it. Unacknowledged in
+/// time (here: no replica at all), the job is run all the same, never left to be reaped.
+#[tokio::test]
+async fn a_take_up_waits_for_the_replicas_and_runs_the_job_unacknowledged() {
+    let s = setup_with(|_| {}).await;
+    let mut raw = s.raw().await;
+    let mut woken = s.queue.slot_wake("w/0");
+    assert!(!s.queue.idle("w/0", Pool::General).await.unwrap());
+    let job = s.new_job(spec(JobKind::Simulate, "ann", 1, "k")).await;
+    tokio::time::timeout(Duration::from_secs(10), woken.changed())
+        .await
+        .expect("the wake-up");
+    let message = woken.payload().expect("a message");
+    let (unacked, _stop) = unacknowledged_queue(&s.redis).await;
+    let waits = |info: String| {
+        info.lines()
+            .find_map(|l| l.strip_prefix("cmdstat_wait:calls="))
+            .and_then(|l| l.split(',').next())
+            .map_or(0, |n| n.parse::<u64>().unwrap())
+    };
+    let stats = || redis::cmd("INFO").arg("commandstats").clone();
+    let before = waits(stats().query_async(&mut raw).await.unwrap());
+    let claim = unacked
+        .handed("w/0", &message)
+        .await
+        .unwrap()
+        .expect("the job runs though the replicas did not acknowledge");
+    assert_eq!(claim.record.id, job.id);
+    let after = waits(stats().query_async(&mut raw).await.unwrap());
+    assert_eq!(
+        after - before,
+        1,
+        "the take-up waited for the replicas once"
+    );
+    let handed: bool = redis::cmd("HEXISTS")
+        .arg(format!("t:job:{}", job.id))
+        .arg("handed")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert!(!handed, "the mark is taken off");
+}
+
 /// The job waiting in the lanes (both), the lanes' count and the account's, as stored.
 async fn lanes_and_counts(
     raw: &mut redis::aio::MultiplexedConnection,
