@@ -51,24 +51,26 @@ pub fn clean_line(text: &str) -> String {
 pub fn clean_text(text: &str) -> String {
     let normalized = text.replace("\r\n", "\n").replace('\r', "\n");
     let mut out = String::with_capacity(normalized.len());
-    let mut newlines = 0;
     for c in normalized.chars() {
-        if c == '\n' {
-            newlines += 1;
-            if newlines <= 2 {
-                out.push('\n');
-            }
+        if c.is_control() && !matches!(c, '\t' | '\n') || invisible(c) {
             continue;
         }
-        if c.is_control() && c != '\t' || invisible(c) {
-            continue;
-        }
-        newlines = 0;
         // Tabs and exotic spaces become plain spaces: they cannot fake alignment.
-        out.push(if c.is_whitespace() { ' ' } else { c });
+        out.push(if c.is_whitespace() && c != '\n' {
+            ' '
+        } else {
+            c
+        });
     }
-    let trimmed: Vec<&str> = out.split('\n').map(str::trim_end).collect();
-    trimmed
+    // A line of spaces is as blank as an empty one: at most one blank line in a row.
+    let mut lines: Vec<&str> = Vec::new();
+    for line in out.split('\n').map(str::trim_end) {
+        if line.is_empty() && lines.last().is_some_and(|l| l.is_empty()) {
+            continue;
+        }
+        lines.push(line);
+    }
+    lines
         .join("\n")
         .trim_matches(|c| c == '\n' || c == ' ')
         .to_string()
@@ -214,6 +216,8 @@ mod tests {
             "HalloWelt\n\nzwei  Tab"
         );
         assert_eq!(clean_text("\n\n  \u{FEFF}\n"), "");
+        // A line of spaces between breaks is blank too: one blank line, not two.
+        assert_eq!(clean_text("a\n\n \n\t\na"), "a\n\na");
         assert!(has_line_break("a\u{2028}b"));
         assert!(!has_line_break("a b"));
     }
