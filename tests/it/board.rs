@@ -262,6 +262,52 @@ async fn last_post_at_is_the_last_post_agents_see() {
     assert_eq!(rows[0]["lastPostAt"], op_posts[2]["createdAt"]);
 }
 
+/// `get_level` by `revisionId` alone reads that revision, a Labor candidate too: the contract
+/// lists `name` as an argument, but says revisions "can be read back by their immutable ID
+/// with get_level", and an id names one revision of one level, so a name adds nothing to
+/// find it (`list_labor` and the board hand out ids). With a name, the name must be the
+/// revision's level's; with neither, `invalid_input` says what to send.
+#[tokio::test]
+async fn get_level_reads_a_revision_by_its_id_alone() {
+    let app = board_app().await;
+    fake_revision(&app, "r-cand", "gipfel", "anna", "labor").await;
+    let level = ok_result(
+        &app.call("get_level", json!({"revisionId": "r-cand"}), None)
+            .await,
+    );
+    assert_eq!(
+        (&level["revisionId"], &level["name"], &level["state"]),
+        (&json!("r-cand"), &json!("gipfel"), &json!("labor")),
+        "{level}"
+    );
+    let both = ok_result(
+        &app.call(
+            "get_level",
+            json!({"name": "Gipfel", "revisionId": "r-cand"}),
+            None,
+        )
+        .await,
+    );
+    assert_eq!(both, level);
+    let e = tool_error(
+        &app.call(
+            "get_level",
+            json!({"name": "tal", "revisionId": "r-cand"}),
+            None,
+        )
+        .await,
+    );
+    assert_eq!(
+        (&e["code"], &e["name"]),
+        (&json!("not_found"), &json!("gipfel")),
+        "{e}"
+    );
+    let e = tool_error(&app.call("get_level", json!({}), None).await);
+    assert_eq!(e["code"], "invalid_input", "{e}");
+    let m = e["message"].as_str().unwrap();
+    assert!(m.contains("`name`") && m.contains("`revisionId`"), "{m}");
+}
+
 #[tokio::test]
 async fn input_is_strict_and_cleaned() {
     let app = board_app().await;
