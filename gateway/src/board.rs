@@ -5,7 +5,9 @@
 //! - `board:seq` counter: thread ids `t<n>` and post ids `p<n>` share it
 //! - `board:thread:<id>` hash: `threadId`, `kind` (`idea`/`level`), `title`, `author`,
 //!   `authorKind` (`agent`/`operator`), `status`, `level`, `revisionId`, `createdAtMs`,
-//!   `lastPostAtMs`, `firstPostId`, `withdrawn`
+//!   `lastPostAtMs` (of every post, withdrawn and hidden ones too: the operator's view and the
+//!   listing order; agents' `lastPostAt` is their last visible post's `createdAtMs`),
+//!   `firstPostId`, `withdrawn`
 //! - `board:thread:<id>:posts` list: post ids, oldest first
 //! - `board:thread:<id>:endorsers` set: accounts endorsing the thread
 //! - `board:post:<id>` hash: `postId`, `threadId`, `author`, `authorKind`, `body`,
@@ -506,8 +508,16 @@ impl Authors {
     }
 }
 
-/// The fields visibility needs; bodies are loaded only for the page shown.
-const FLAG_FIELDS: [&str; 5] = ["postId", "author", "authorKind", "hidden", "withdrawn"];
+/// The fields visibility needs, and the time a thread's `lastPostAt` is read from (its last
+/// visible post's); bodies are loaded only for the page shown.
+const FLAG_FIELDS: [&str; 6] = [
+    "postId",
+    "author",
+    "authorKind",
+    "hidden",
+    "withdrawn",
+    "createdAtMs",
+];
 
 async fn post_ids(store: &Store, thread_id: &str) -> Result<Vec<String>, ToolError> {
     Ok(store
@@ -854,7 +864,12 @@ async fn thread_view_of(
         endorsed_by_you: Some(endorsed),
         endorsements,
         kind: field(thread, "kind").to_string(),
-        last_post_at: ms(thread, "lastPostAtMs"),
+        // The last post agents see (the contract: they see every post but those hidden,
+        // withdrawn or of a blocked author), as `posts` counts them; the thread's own
+        // `lastPostAtMs` counts every post, the operator's view reads that.
+        last_post_at: posts
+            .last()
+            .map_or_else(|| ms(thread, "lastPostAtMs"), |p| ms(p, "createdAtMs")),
         level,
         posts: posts.len(),
         published_at: None,

@@ -150,6 +150,18 @@ impl ToolError {
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::NotFound, message)
     }
+    /// An invalid map (`validation_failed`): `message` says what did not happen and why, and
+    /// `errors` lists what is wrong as `validate_map` does, each with its line, column,
+    /// message and a hint how to fix it. Every tool that refuses a map says it this way.
+    pub fn invalid_map(
+        message: impl Into<String>,
+        report: &horst_engine::ValidationReport,
+    ) -> Self {
+        Self::new(ErrorCode::ValidationFailed, message).with(
+            "errors",
+            serde_json::to_value(&report.errors).unwrap_or(Value::Null),
+        )
+    }
     /// Details stay in the log; the agent gets a stable code.
     pub fn internal(detail: impl std::fmt::Display) -> Self {
         tracing::error!(detail = %detail, "gateway internal error");

@@ -756,13 +756,9 @@ async fn check_map(map: &str) -> Result<(), ToolError> {
     let parsed = crate::blocking::off_runtime(move || horst_engine::parse_map(&map).map(drop));
     match parsed.await? {
         Ok(()) => Ok(()),
-        Err(report) => Err(ToolError::new(
-            ErrorCode::ValidationFailed,
+        Err(report) => Err(ToolError::invalid_map(
             "the map is invalid, so nothing was queued or charged; fix the errors (validate_map shows each with its line, column and a hint)",
-        )
-        .with(
-            "errors",
-            serde_json::to_value(&report.errors).unwrap_or(Value::Null),
+            &report,
         )),
     }
 }

@@ -82,9 +82,27 @@ pub async fn render_off_runtime(
     };
     let image = a.image.is_some_and(|f| f.0);
     let map = a.map.as_str().to_string();
-    let view = crate::blocking::off_runtime(move || horst_map_image::view(&map, requested, image))
-        .await??;
+    let view = crate::blocking::off_runtime(move || {
+        horst_map_image::view(&map, requested, image).map_err(|e| invalid_map(&map, e))
+    })
+    .await??;
     Ok(result_of(view))
+}
+
+/// An invalid map is answered as every tool answers one ([`ToolError::invalid_map`]): with
+/// the errors `validate_map` lists, each with its line, column and hint, not only the first
+/// one's summary. Parsed again only on this path, so a drawn map costs one parse.
+fn invalid_map(map: &str, e: horst_engine::EngineError) -> ToolError {
+    match (&e, horst_engine::parse_map(map)) {
+        (horst_engine::EngineError::InvalidMap(_), Err(report)) => ToolError::invalid_map(
+            format!(
+                "the map is invalid, so nothing was drawn: {}; fix the errors (each with its line, column and a hint, as validate_map lists them)",
+                report.summary()
+            ),
+            &report,
+        ),
+        _ => e.into(),
+    }
 }
 
 /// The `render_map` result of a view (`horst map render --json` prints the same).

@@ -260,7 +260,10 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
     assert_eq!(tab.eval("document.cookie").await, json!(""));
 
     // The label field takes what the server takes, no more (it took 60 where the server
-    // allows 40, and said so only after sending), and its hint names the same number.
+    // allows 40, and said so only after sending), and its hint names the same number. It
+    // counts characters as the server does: its maxlength counts UTF-16 units, two for an
+    // emoji, so it holds twice the units (a maxlength of 40 let 20 emoji in where the server
+    // takes 40), and its counter says how many characters are in it.
     tab.wait_for(
         "document.getElementById('key-count').textContent !== ''",
         "the key card read from the server",
@@ -269,10 +272,10 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
     .await;
     let max = horst_identity::accounts::MAX_LABEL_CHARS;
     assert_eq!(
-        tab.eval("document.getElementById('key-label').maxLength")
+        tab.eval("[document.getElementById('key-label').maxLength, document.getElementById('key-label-count').textContent]")
             .await,
-        json!(max),
-        "the label field's maxlength against the server's limit"
+        json!([2 * max, format!("0 von {max} Zeichen")]),
+        "the label field's maxlength and counter against the server's limit"
     );
     assert!(
         text(&tab, "label[for=key-label]")
@@ -435,6 +438,45 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
     assert_eq!(r.status, 401, "{}", r.text);
     viewport(&tab, 1280, 800).await;
     screenshot(&tab, "account-signed-in-1280").await;
+
+    // A label of emoji: one more than the limit is counted over and refused at the field
+    // without a request; the limit itself is what the server takes.
+    let birds = |n: usize| "\u{1F426}".repeat(n);
+    fill(&tab, "#key-label", &birds(max + 1)).await;
+    assert_eq!(
+        tab.eval("[document.getElementById('key-label-count').textContent, document.getElementById('key-label').validity.valid]")
+            .await,
+        json!([format!("{} von {max} Zeichen: 1 zu viel", max + 1), false])
+    );
+    tab.eval("document.getElementById('key-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "document.getElementById('key-label-error').textContent.includes('Höchstens')",
+        "the label refused at its field",
+        LONG,
+    )
+    .await;
+    fill(&tab, "#key-label", &birds(max)).await;
+    assert_eq!(
+        tab.eval("[document.getElementById('key-label-count').textContent, document.getElementById('key-label').validity.valid]")
+            .await,
+        json!([format!("{max} von {max} Zeichen"), true])
+    );
+    tab.eval("document.getElementById('key-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "document.querySelectorAll('#key-rows tr').length === 1",
+        "the key with an emoji label in the list",
+        LONG,
+    )
+    .await;
+    assert_eq!(text(&tab, "#key-rows td.label").await, birds(max));
+    // The form is emptied, and so is the counter.
+    assert_eq!(
+        text(&tab, "#key-label-count").await,
+        format!("0 von {max} Zeichen")
+    );
+    click(&tab, "#hide-key").await;
 
     // Change the password (issue 31): a wrong current one is said at its field; then the
     // change, and this tab stays signed in.

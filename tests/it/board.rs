@@ -172,6 +172,142 @@ async fn threads_posts_and_their_views() {
     assert_eq!(e["code"], "not_found");
 }
 
+/// A thread's `lastPostAt` is the time of the last post agents see (the contract: every
+/// post but those the operator hid, the author withdrew or a blocked account wrote), as
+/// `posts` counts them: a withdrawn or hidden reply no longer dates the thread. It counted
+/// them, so a withdrawn reply's time stayed on a thread that shows no such post. The
+/// operator, who sees every post, keeps the time of the last one.
+#[tokio::test]
+async fn last_post_at_is_the_last_post_agents_see() {
+    let app = board_app().await;
+    let a = app.agent_key("anna", 0).await;
+    let b = app.agent_key("bert", 0).await;
+    let t = new_thread(&app, &a, "Mehr Vögel").await;
+    let id = t["threadId"].as_str().unwrap().to_string();
+    let first = t["postId"].as_str().unwrap().to_string();
+    // The first post a minute earlier, so the replies are later whatever the clock does.
+    let s = &app.store;
+    let written: u64 = s
+        .conn()
+        .hget(horst_gateway::keys::board_post(s, &first), "createdAtMs")
+        .await
+        .unwrap();
+    let earlier = written - 60_000;
+    let _: () = s
+        .conn()
+        .hset(
+            horst_gateway::keys::board_post(s, &first),
+            "createdAtMs",
+            earlier,
+        )
+        .await
+        .unwrap();
+    let reply = |key: String| {
+        let (app, id) = (&app, id.clone());
+        async move {
+            let r = app
+                .call(
+                    "write_post",
+                    json!({"threadId": id, "body": "agreed"}),
+                    Some(&key),
+                )
+                .await;
+            ok_result(&r)["postId"].as_str().unwrap().to_string()
+        }
+    };
+    let seen = |key: String| {
+        let (app, id) = (&app, id.clone());
+        async move {
+            let list = ok_result(&app.call("list_threads", json!({}), Some(&key)).await);
+            let read = ok_result(
+                &app.call("read_thread", json!({"threadId": id}), Some(&key))
+                    .await,
+            );
+            assert_eq!(list["items"][0]["lastPostAt"], read["thread"]["lastPostAt"]);
+            let posts = read["posts"].as_array().unwrap().clone();
+            (read["thread"]["lastPostAt"].clone(), posts)
+        }
+    };
+    let first_at = json!(horst_gateway::rfc3339(earlier));
+    let withdrawn = reply(b.clone()).await;
+    let (at, posts) = seen(a.clone()).await;
+    assert_eq!(posts.len(), 2);
+    assert_eq!(at, posts[1]["createdAt"]);
+    assert_ne!(at, first_at);
+
+    let w = app
+        .call("withdraw_post", json!({"postId": withdrawn}), Some(&b))
+        .await;
+    ok_result(&w);
+    let (at, posts) = seen(a.clone()).await;
+    assert_eq!(posts.len(), 1);
+    assert_eq!(at, first_at, "a withdrawn reply still dates the thread");
+
+    // A reply the operator hid, the same.
+    let hidden = reply(b.clone()).await;
+    horst_gateway::board::set_post_hidden(&app.store, &hidden, true)
+        .await
+        .unwrap();
+    let (at, _) = seen(b.clone()).await;
+    assert_eq!(at, first_at, "a hidden reply still dates the thread");
+    // The operator sees both replies, and the time of the last.
+    let op = json!(horst_gateway::board::operator_thread(&app.store, &id)
+        .await
+        .unwrap());
+    let op_posts = op["posts"].as_array().unwrap();
+    assert_eq!(op_posts.len(), 3);
+    let rows = horst_gateway::board::operator_threads(&app.store, 0, 10)
+        .await
+        .unwrap();
+    assert_eq!(rows[0]["lastPostAt"], op_posts[2]["createdAt"]);
+}
+
+/// `get_level` by `revisionId` alone reads that revision, a Labor candidate too: the contract
+/// lists `name` as an argument, but says revisions "can be read back by their immutable ID
+/// with get_level", and an id names one revision of one level, so a name adds nothing to
+/// find it (`list_labor` and the board hand out ids). With a name, the name must be the
+/// revision's level's; with neither, `invalid_input` says what to send.
+#[tokio::test]
+async fn get_level_reads_a_revision_by_its_id_alone() {
+    let app = board_app().await;
+    fake_revision(&app, "r-cand", "gipfel", "anna", "labor").await;
+    let level = ok_result(
+        &app.call("get_level", json!({"revisionId": "r-cand"}), None)
+            .await,
+    );
+    assert_eq!(
+        (&level["revisionId"], &level["name"], &level["state"]),
+        (&json!("r-cand"), &json!("gipfel"), &json!("labor")),
+        "{level}"
+    );
+    let both = ok_result(
+        &app.call(
+            "get_level",
+            json!({"name": "Gipfel", "revisionId": "r-cand"}),
+            None,
+        )
+        .await,
+    );
+    assert_eq!(both, level);
+    let e = tool_error(
+        &app.call(
+            "get_level",
+            json!({"name": "tal", "revisionId": "r-cand"}),
+            None,
+        )
+        .await,
+    );
+    assert_eq!(
+        (&e["code"], &e["name"]),
+        (&json!("not_found"), &json!("gipfel")),
+        "{e}"
+    );
+    let e = tool_error(&app.call("get_level", json!({}), None).await);
+    assert_eq!(e["code"], "invalid_input", "{e}");
+    let m = e["message"].as_str().unwrap();
+    assert!(m.contains("`name`") && m.contains("`revisionId`"), "{m}");
+}
+
 #[tokio::test]
 async fn input_is_strict_and_cleaned() {
     let app = board_app().await;

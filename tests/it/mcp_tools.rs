@@ -39,6 +39,37 @@ async fn validate_map_reports_rather_than_fails() {
     assert!(!v["errors"].as_array().unwrap().is_empty());
 }
 
+/// `render_map` refuses an invalid map (`validation_failed`) saying what is wrong and how to
+/// fix it as `validate_map` does: its `errors`, each with line, column, message and hint,
+/// the same list. It said only the first error's summary in its message, with no `errors`.
+#[tokio::test]
+async fn render_map_lists_an_invalid_maps_errors_as_validate_map_does() {
+    let app = spawn_gateway().await;
+    // Two errors: an unknown line and a grid row of another width.
+    let map = LEVEL_MAP.replacen("\n", "\nnonsense here\n", 1) + "x\n";
+    let v = ok_result(&app.call("validate_map", json!({"map": map}), None).await);
+    assert_eq!(v["valid"], false, "{v}");
+    let e = tool_error(
+        &app.call(
+            "render_map",
+            json!({"map": map, "x": 0, "y": 0, "width": 20, "height": 10}),
+            None,
+        )
+        .await,
+    );
+    assert_eq!(e["code"], "validation_failed", "{e}");
+    assert_eq!(e["errors"], v["errors"], "{e}");
+    let first = &v["errors"][0];
+    for field in ["line", "column", "message", "hint"] {
+        assert!(!first[field].is_null(), "{field} in {first}");
+    }
+    let message = e["message"].as_str().unwrap();
+    assert!(
+        message.contains(first["message"].as_str().unwrap()) && message.contains("validate_map"),
+        "{message}"
+    );
+}
+
 #[tokio::test]
 async fn map_size_edges() {
     let app = spawn_gateway().await;

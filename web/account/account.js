@@ -1,6 +1,7 @@
 // The account page: sign-in, sign-up, and the Agent-Schlüssel card. Everything the server
 // or another person wrote is put in with textContent (el() below), never as HTML.
 import { onSubmit, onClick } from "/pages/submit-once.js";
+import { charLimit } from "/pages/char-limit.js";
 import { logo } from "/game/legend.js";
 
 const $ = (id) => document.getElementById(id);
@@ -201,6 +202,13 @@ let activeKeys = 0;
 let maxKeys = 5;
 /** The longest key label the server takes (GET /api/account/keys says; 40 until it has). */
 let maxLabel = 40;
+/** The label field counts characters as the server does, not UTF-16 units (an emoji is one). */
+const labelLimit = charLimit($("key-label"), {
+  max: maxLabel,
+  counter: $("key-label-count"),
+  says: (chars, max, over) => `${chars} von ${max} Zeichen${over ? `: ${over} zu viel` : ""}`,
+  tooMany: (max) => `Höchstens ${max} Zeichen.`,
+});
 
 async function loadKeys() {
   const res = await api("GET", "/api/account/keys");
@@ -214,7 +222,7 @@ async function loadKeys() {
   if (Number.isInteger(maxLabelChars) && maxLabelChars > 0) {
     // The field takes what the server takes, no more (it said so only after sending).
     maxLabel = maxLabelChars;
-    $("key-label").maxLength = maxLabel;
+    labelLimit.setMax(maxLabel);
     $("key-label-max").textContent = String(maxLabel);
   }
   activeKeys = items.length;
@@ -359,7 +367,7 @@ onSubmit($("password-form"), async (ev) => {
 onSubmit($("key-form"), async (ev) => {
   const label = ev.target.elements.label.value.trim();
   $("key-error").textContent = "";
-  if (!fieldError("key-label", [...label].length > maxLabel ? `Höchstens ${maxLabel} Zeichen.` : "")) return;
+  if (!fieldError("key-label", labelLimit.fits() ? "" : `Höchstens ${maxLabel} Zeichen.`)) return;
   const res = await api("POST", "/api/account/keys", label ? { label } : {});
   if (res.status === 201) {
     ev.target.reset();

@@ -5,6 +5,7 @@
 
 import { jobsFromAddress } from "./jobs.js";
 import { onSubmit, onClick } from "/pages/submit-once.js";
+import { charLimit } from "/pages/char-limit.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -759,21 +760,18 @@ async function credentials() {
   });
   // The label field takes what the server takes (GET /api/admin/admin-tokens says how much;
   // 40 until it has), and counts as it is typed: a longer label was cut by a maxlength of the
-  // page's own, which said nothing, or refused only after "Create". The server counts
-  // characters (code points) and a field's length and maxlength count UTF-16 units, two for
-  // an emoji: the field holds twice the units and says when the characters are too many.
+  // page's own, which said nothing, or refused only after "Create". It counts characters as
+  // the server does, not UTF-16 units (/pages/char-limit.js).
   const { maxLabelChars } = at.body;
   const maxLabel = Number.isInteger(maxLabelChars) && maxLabelChars > 0 ? maxLabelChars : 40;
   const labelCount = el("span", { class: "muted small", id: "at-label-count" });
-  const labelField = el("input", { name: "label", maxlength: String(2 * maxLabel), "aria-describedby": "at-label-count",
-    oninput: () => countLabel() });
-  const countLabel = () => {
-    const chars = [...labelField.value].length;
-    const over = chars > maxLabel ? `: ${chars - maxLabel} too many` : "";
-    labelCount.textContent = `${chars} of ${maxLabel} characters${over}`;
-    labelField.setCustomValidity(over ? `A label holds at most ${maxLabel} characters; shorten it.` : "");
-  };
-  countLabel();
+  const labelField = el("input", { name: "label", "aria-describedby": "at-label-count" });
+  charLimit(labelField, {
+    max: maxLabel,
+    counter: labelCount,
+    says: (chars, max, over) => `${chars} of ${max} characters${over ? `: ${over} too many` : ""}`,
+    tooMany: (max) => `A label holds at most ${max} characters; shorten it.`,
+  });
   const atForm = el("form", { class: "inline" }, el("label", {}, "Label ", labelField), labelCount, el("button", { type: "submit" }, "Create admin token"));
   onSubmit(atForm, async () => {
     const res = await api("POST", "/api/admin/admin-tokens", { label: atForm.elements.label.value.trim() || null });
