@@ -495,8 +495,7 @@ else
   redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
     'state', 'queued', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', now_text,
     'deadline', deadline, 'exec_ms', ARGV[17], 'reserved', ARGV[9],
-    'charged', '0', 'day', ARGV[1], 'waiter', ARGV[21], 'request', request,
-    pad_f, pad_v)
+    'day', ARGV[1], 'waiter', ARGV[21], 'request', request, pad_f, pad_v)
   redis.call('ZADD', lane, score, jid)
   -- The account's turn, the lane's sequence and the account's waiting count.
   fair[#fair + 1] = mine_f

@@ -3392,3 +3392,36 @@ async fn completions_sent_together_are_each_fenced_and_claim_in_turn() {
     assert_eq!(r.state, JobState::Running);
     assert_eq!(s.queue.depth().await.unwrap().0, 0);
 }
+
+/// A queued record holds no `charged` field: nothing is charged until a claim writes the
+/// reservation as its charge, and a missing field reads as 0 (`JobRecord`, put_back). Each
+/// argument a job writes costs Redis about 2,000 instructions (docs/benchmarks.md, "Where a
+/// job's 711,000 Redis instructions go"). Failed before: admission wrote `charged` `'0'`.
+#[tokio::test]
+async fn a_queued_record_holds_no_charge_until_its_claim() {
+    let s = setup_with(|_| {}).await;
+    let raw = s.raw().await;
+    let job = s.new_job(spec(JobKind::Simulate, "a", 1, "k")).await;
+    let charged = || {
+        let (mut raw, key) = (raw.clone(), format!("t:job:{}", job.id));
+        async move {
+            let v: Option<String> = redis::cmd("HGET")
+                .arg(key)
+                .arg("charged")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            v
+        }
+    };
+    assert_eq!(charged().await, None, "a queued record's charge");
+    let queued = s.queue.get(&job.id).await.unwrap().unwrap();
+    assert_eq!(queued.charged_seconds, 0);
+    let claim = s.queue.claim("w/0").await.unwrap().unwrap();
+    assert_eq!(claim.record.id, job.id);
+    assert_eq!(
+        charged().await,
+        Some(job.reserved_seconds.to_string()),
+        "the claim's charge"
+    );
+}
