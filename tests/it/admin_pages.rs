@@ -401,13 +401,19 @@ async fn the_messages_page_is_kept_in_the_address_through_a_reload_and_back() {
     let mut pipe = redis::pipe();
     for i in 0..120u64 {
         let id = format!("m{i:03}");
+        // The newest in Arabic: it reads from the right, as a note of its own.
+        let (subject, message) = if i == 119 {
+            ("المستوى لا يعمل", "الطائر يسقط عند الحافة 3")
+        } else {
+            ("s", "m")
+        };
         pipe.hset_multiple(
             horst_gateway::keys::contact_msg(s, &id),
             &[
                 ("account", "anna"),
                 ("category", "bug"),
-                ("subject", "s"),
-                ("message", "m"),
+                ("subject", subject),
+                ("message", message),
                 ("createdAtMs", &(1_796_000_000_000 + i).to_string()),
                 ("read", "0"),
             ],
@@ -437,6 +443,13 @@ async fn the_messages_page_is_kept_in_the_address_through_a_reload_and_back() {
         .wait_for(&shown, "the newest unread messages", LONG)
         .await;
     assert_eq!(newest, json!(["#messages", "m119"]), "{newest}");
+    // An Arabic note's subject and text run from the right; the meta line stays left to right.
+    // Before, they ran left to right like the page ("3" stood at the wrong end).
+    assert_eq!(
+        tab.eval("[...document.querySelector('#view article.message').querySelectorAll('.subject, .meta, .body')].map(e => getComputedStyle(e).direction)")
+            .await,
+        json!(["rtl", "ltr", "rtl"])
+    );
     tab.eval("[...document.querySelectorAll('#view .pager button')].find(b => b.textContent === 'Older unread').click()")
         .await;
     let older = tab
@@ -844,21 +857,29 @@ async fn the_admin_token_label_field_takes_the_servers_limit_and_counts() {
 /// An account's name in the operator's accounts table breaks only where it must: at 1366 and
 /// 1280 px "dohlenfreund" stays whole, a name of 32 characters without a space takes at most
 /// 14rem, and the table does not scroll (on a phone, where rows are cards, nothing scrolls). Before, `overflow-wrap: anywhere` let the table
-/// squeeze the Name column and break "dohlenfre|und" beside columns with room to spare.
+/// squeeze the Name column and break "dohlenfre|und" beside columns with room to spare. A
+/// display name is on its own line under the name; it stood beside a short one ("bob محمد").
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_account_name_in_the_admin_accounts_table_is_not_broken_mid_word() {
     let app = job_view_app().await;
     let long = "murmeltier_am_gletscher_nordgrat";
     assert_eq!(long.len(), 32);
-    for name in ["dohlenfreund", long] {
+    for name in ["dohlenfreund", long, "bob"] {
         app.agent_key(name, 0).await;
     }
+    // A short name with a right-to-left display name.
+    let s = &app.store;
+    let _: () = s
+        .conn()
+        .hset(s.key("account:bob"), "displayName", "محمد من جبال الألب")
+        .await
+        .unwrap();
     let (_browser, tab) = signed_in_job_view(&app).await;
     open_section(
         &tab,
         "#accounts",
-        "document.querySelectorAll('tr[data-account] .name').length === 2",
-        "the two accounts",
+        "document.querySelectorAll('tr[data-account] .name').length === 4",
+        "the three accounts",
     )
     .await;
     for (w, h) in [(1366, 768), (1280, 800), (390, 844)] {
@@ -884,10 +905,101 @@ async fn an_account_name_in_the_admin_accounts_table_is_not_broken_mid_word() {
             w < 640 || solid["width"].as_f64().unwrap() <= most,
             "at {w} px a name of 32 characters is wider than 14rem: {solid}"
         );
+        // The display name is under the name, not beside it as if part of it ("bob محمد").
+        let under = tab
+            .eval("(([n, d]) => [d.textContent, d.getBoundingClientRect().top >= n.getBoundingClientRect().bottom - 1])\
+                 ([...document.querySelectorAll(\"tr[data-account='bob'] .name\")])")
+            .await;
+        assert_eq!(
+            under,
+            json!(["محمد من جبال الألب", true]),
+            "at {w} px bob's display name"
+        );
         no_sideways_scroll(&tab, w, "accounts").await;
         tab.screenshot("admin", &format!("accounts-names-{w}x{h}"))
             .await;
     }
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+}
+
+/// Each of `selector`'s elements whose text the browser laid out on more than one line: its
+/// text and the number of lines.
+const ON_MORE_LINES: &str = r#"(sel => [...document.querySelectorAll(sel)].map(e => {
+  const r = document.createRange(); r.selectNodeContents(e);
+  const lines = new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top))).size;
+  return [e.textContent, lines];
+}).filter(([, lines]) => lines > 1))"#;
+
+/// The overview's facts (a name and its value, such as the execution seconds' "Trust-0
+/// used" and "0 of 1800") each take one line at 1280, 1440 and 1920 px and on a phone, and
+/// the page's links are in its blue. Before, the trust-0 share was one value, "0 of 1800
+/// used, 1800 left", that took two lines beside "Trust-0" / "share" (and "Last read" beside
+/// its date likewise), "Read messages" was in the browser's own blue, rgb(0, 0, 238), and
+/// the page views' table scrolled sideways in its card at 1440 and 1920 px.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overviews_facts_take_a_line_each_and_its_links_the_pages_blue() {
+    let app = job_view_app().await;
+    // Board reads, so the card has the date of the last one.
+    let s = &app.store;
+    let _: () = redis::pipe()
+        .set(horst_gateway::keys::board_reads_total(s), 3456)
+        .set(
+            horst_gateway::keys::board_reads_last(s),
+            1_796_000_000_000u64,
+        )
+        // Page views of a busy site: the card's table had to fit six digits.
+        .hset_multiple(
+            horst_gateway::keys::page_views_total(s),
+            &[("game", 123_456u64), ("level", 5_678), ("board", 90)],
+        )
+        .query_async(&mut s.conn())
+        .await
+        .unwrap();
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    open_section(
+        &tab,
+        "#overview",
+        "document.body.dataset.section === 'overview' && !!document.querySelector('#view .kv')",
+        "the overview",
+    )
+    .await;
+    for (w, h) in [(1280, 800), (1440, 900), (1920, 1080), (390, 844)] {
+        settled_at(&tab, w, h).await;
+        let more = tab
+            .eval(&format!("{ON_MORE_LINES}('#view .kv dt, #view .kv dd')"))
+            .await;
+        assert_eq!(more, json!([]), "at {w} px facts on more than one line");
+        // Nor does a table in a card scroll sideways (the page views' did at 1440 px).
+        let wraps = tab
+            .eval("[...document.querySelectorAll('#view .table-wrap')].map(t => t.scrollWidth - t.clientWidth)")
+            .await;
+        assert!(
+            wraps
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|d| d.as_f64() <= Some(1.0)),
+            "at {w} px a table in the overview scrolls sideways by {wraps} px"
+        );
+        let links = tab
+            .eval("[...document.querySelectorAll('#view a')].map(a => [a.textContent, getComputedStyle(a).color])")
+            .await;
+        assert_eq!(
+            links,
+            json!([["Read messages", "rgb(29, 79, 145)"]]),
+            "at {w} px"
+        );
+        tab.screenshot("admin", &format!("overview-facts-{w}x{h}"))
+            .await;
+    }
+    let seconds = tab
+        .eval("[...document.querySelectorAll('#view .kv dt')].map(dt => dt.textContent).filter(t => t.startsWith('Trust-0'))")
+        .await;
+    assert_eq!(seconds, json!(["Trust-0 used", "Trust-0 remaining"]));
     assert!(
         tab.errors.lock().unwrap().is_empty(),
         "{:?}",

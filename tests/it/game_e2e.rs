@@ -397,11 +397,30 @@ async fn the_game_in_chromium() {
         LONG,
     )
     .await;
+    // Before a run the replay button is off and says beside it what turns it on, in the
+    // button's description too (a screen reader reads it with the name). Before, it was
+    // greyed without a word.
+    assert_eq!(
+        tab.eval(REPLAY_BUTTON).await,
+        json!([
+            true,
+            "Erst spielen: das Replay gibt es, sobald dein Lauf endet.",
+            true
+        ]),
+        "the replay button before a run"
+    );
+    screenshot(&tab, "play-before-run-1280x800").await;
     let st = play_with_keys_until(&tab, &rast["replay"], |s| s["checkpoint"] == 0).await;
     assert_eq!(st["checkpoint"], 0, "{st}");
     let st = hold_right(&tab, 1200).await;
     assert_eq!(st["finished"]["status"], 2, "{st}");
     screenshot(&tab, "play-checkpoint-death-1280x800").await;
+    // The run from the start ended: the replay is there, the hint gone.
+    assert_eq!(
+        tab.eval(REPLAY_BUTTON).await,
+        json!([false, null, false]),
+        "the replay button after a run"
+    );
     let clicked = tab
         .eval("(() => { const b = [...document.querySelectorAll('.overlay button')].find(b => b.textContent === 'Ab Rastplatz'); if (!b) return false; b.click(); return true; })()")
         .await;
@@ -417,6 +436,15 @@ async fn the_game_in_chromium() {
             .await,
         true,
         "a practice run offers no replay"
+    );
+    assert_eq!(
+        tab.eval(REPLAY_BUTTON).await,
+        json!([
+            true,
+            "Ein Übungslauf vom Rastplatz gibt kein Replay: „Neustart“ spielt das Level von vorn.",
+            true
+        ]),
+        "the replay button in a practice run"
     );
 
     // Back to the marmots: watch the winning replay to "verified in your browser".
@@ -1724,6 +1752,12 @@ async fn a_phone_upright_and_sideways() {
     no_errors(&tab, "a phone upright and sideways");
     browser.close().await;
 }
+
+/// The play stage's replay button: whether it is off, its description (the text of the
+/// element its `aria-describedby` names, or null) and whether that text is shown.
+const REPLAY_BUTTON: &str = "(b => { const d = document.getElementById(b.getAttribute('aria-describedby')); \
+  return [b.disabled, d ? d.textContent : null, !!d && d.checkVisibility()]; })\
+  ([...document.querySelectorAll('.stage-body .side button')].find(b => /Replay/.test(b.textContent)))";
 
 /// What is wrong with the layout now, for a phone-sized window: visible controls (and the
 /// canvas) that leave the screen sideways or lie over one another (the win dialog lies over

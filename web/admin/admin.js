@@ -300,8 +300,10 @@ async function overview() {
   if (o.seconds) {
     const s = o.seconds;
     cards.push(el("div", { class: "card" }, el("h2", {}, "Execution seconds today"),
+      // The trust-0 share in two rows like the server's: as one value ("0 of 1800 used,
+      // 1800 left") it did not fit beside its name in the card and took two lines.
       kv([["Used", `${s.used} of ${s.daily}`], ["Remaining", s.remaining],
-        ["Trust-0 share", `${s.trust0Used} of ${s.trust0Cap} used, ${s.trust0Remaining} left`]])));
+        ["Trust-0 used", `${s.trust0Used} of ${s.trust0Cap}`], ["Trust-0 remaining", s.trust0Remaining]])));
   }
   if (o.queue || o.workers) {
     cards.push(el("div", { class: "card" }, el("h2", {}, "Queue and workers"),
@@ -391,9 +393,12 @@ async function messages() {
     }
     return el("article", { class: `message ${m.read ? "read" : "unread"}`, "data-id": m.messageId },
       el("header", {},
-        el("h2", { class: "subject" }, m.subject),
-        el("p", { class: "meta" }, `${m.read ? "read" : "unread"} · ${m.category} · from `, el("code", {}, m.account), ` · ${dateText(m.createdAt)} · ${m.messageId}`)),
-      el("p", { class: "body" }, m.message),
+        // The subject and the note in their own direction (an Arabic note reads from the
+        // right); the sender's name in <bdi>: a right-to-left name pulled the date after
+        // it into its run ("from 05:12:44 07-12-2026 · محمد UTC").
+        el("h2", { class: "subject", dir: "auto" }, m.subject),
+        el("p", { class: "meta" }, `${m.read ? "read" : "unread"} · ${m.category} · from `, el("bdi", {}, el("code", {}, m.account)), ` · ${dateText(m.createdAt)} · ${m.messageId}`)),
+      el("p", { class: "body", dir: "auto" }, m.message),
       actions);
   });
   const first = unreadItems.length ? messagesOffset + 1 : 0;

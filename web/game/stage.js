@@ -17,6 +17,9 @@ const TICK_MS = 1000 / 60;
 /** The layout of a phone held sideways (the same query as in game.css). */
 const SIDEWAYS = "(pointer: coarse) and (orientation: landscape) and (max-height: 540px)";
 const SPEEDS = [0.25, 0.5, 1, 2, 4, 8];
+// Why the replay button is off, and what to do to have it on.
+const REPLAY_BEFORE_RUN = "Erst spielen: das Replay gibt es, sobald dein Lauf endet.";
+const REPLAY_PRACTICE = "Ein Übungslauf vom Rastplatz gibt kein Replay: „Neustart“ spielt das Level von vorn.";
 export const TEST_MODE = typeof location !== "undefined" && new URLSearchParams(location.search).has("test");
 
 function el(tag, attrs = {}, ...children) {
@@ -162,15 +165,20 @@ export class Stage {
     this.restartBtn.addEventListener("click", () => this.restart());
     // "speichern", not "laden": the button saves the run as a file, and "Replay laden" read
     // as loading one into the game.
-    this.downloadBtn = el("button", { type: "button", text: this.embedded ? "Lauf als Replay kopieren" : "Replay speichern", disabled: true });
+    // Off until a run from the start has ended; the hint beside it says so, in words a
+    // screen reader reads with the button's name (aria-describedby). Greyed without a word,
+    // it looked broken.
+    this.replayHint = el("p", { class: "replay-hint", id: "replay-hint" });
+    this.downloadBtn = el("button", { type: "button", text: this.embedded ? "Lauf als Replay kopieren" : "Replay speichern" });
     this.downloadBtn.addEventListener("click", () => this.download());
+    this.replayOff(REPLAY_BEFORE_RUN);
     // A key a line: run on as one paragraph, the lines broke inside "in der Luft nochmal:
     // Eierschub" and a key stood at the end of a line, apart from what it does.
     this.help = el("ul", { class: "help", id: "controls-help" });
     for (const [k, what] of [["← → / A D", "laufen"], ["Shift", "langsam"], ["Leertaste / ↑", "springen, in der Luft nochmal: Eierschub"], ["X", "Kiesel werfen"], ["R", "Neustart"]]) {
       this.help.append(el("li", {}, el("kbd", { text: k }), ` ${what}`));
     }
-    this.playBar = el("div", { class: "bar" }, this.restartBtn, this.downloadBtn);
+    this.playBar = el("div", { class: "bar" }, this.restartBtn, this.downloadBtn, this.replayHint);
     // Touch controls: buttons that hold the same keys as the keyboard (phones, tablets).
     this.pad = el("div", { class: "pad", role: "group", "aria-label": "Tasten zum Tippen" });
     this.padButtons = [];
@@ -291,7 +299,7 @@ export class Stage {
     this.actions = [];
     this.finished = null;
     this.hideOverlay();
-    this.downloadBtn.disabled = true;
+    this.replayOff(REPLAY_BEFORE_RUN);
     this.wait();
     this.announce("Bereit: die Zeit läuft ab deiner ersten Taste.");
     this.draw();
@@ -312,7 +320,7 @@ export class Stage {
     this.actions = [];
     this.finished = null;
     this.hideOverlay();
-    this.downloadBtn.disabled = true;
+    this.replayOff(REPLAY_PRACTICE);
     this.wait();
     this.announce("Weiter vom Rastplatz (Übung), ab deiner ersten Taste.");
     this.draw();
@@ -352,7 +360,8 @@ export class Stage {
     // A practice run from a checkpoint is on another map: it is no replay of this level.
     const valid = !this.practice && this.actions.length <= REPLAY_MAX_TICKS;
     this.finished = { status, ticks, replay: valid ? toReplay(this.rev.seed, this.actions) : null };
-    this.downloadBtn.disabled = !valid;
+    if (valid) this.replayOn();
+    else this.replayOff(this.practice ? REPLAY_PRACTICE : REPLAY_BEFORE_RUN);
     const download = valid ? [this.embedded ? "Replay kopieren" : "Replay speichern", () => this.download()] : null;
     const fromCheckpoint = this.view.checkpoint >= 0 ? ["Ab Rastplatz", () => this.respawn()] : null;
     if (status === TIME_UP) {
@@ -383,6 +392,22 @@ export class Stage {
         download,
       ], "lost");
     }
+  }
+
+  /** The replay button off, with what to do to have a replay (`why`) beside it. */
+  replayOff(why) {
+    this.downloadBtn.disabled = true;
+    this.downloadBtn.setAttribute("aria-describedby", "replay-hint");
+    this.replayHint.textContent = why;
+    this.replayHint.hidden = false;
+  }
+
+  /** A run ended that is a replay of the level: the button on, the hint gone. */
+  replayOn() {
+    this.downloadBtn.disabled = false;
+    this.downloadBtn.removeAttribute("aria-describedby");
+    this.replayHint.textContent = "";
+    this.replayHint.hidden = true;
   }
 
   download() {
