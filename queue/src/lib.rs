@@ -946,7 +946,8 @@ impl Queue {
     /// while its admission is in flight (the handler's future dropped, say by a disconnect
     /// during a slow Redis) never leaves a queued job that runs and is charged. Once the
     /// admission answers, a job nobody waits for is dropped like [`Queue::cancel_guard`]
-    /// drops it.
+    /// drops it, whether the caller left before the answer was sent or after, with the
+    /// answer sent but not yet read.
     pub async fn admit_for_caller(&self, spec: JobSpec) -> Result<Admission, QueueError> {
         use tracing::Instrument;
         let (answer, answered) = tokio::sync::oneshot::channel();
@@ -958,18 +959,33 @@ impl Queue {
                 Some(id) => with_request_id(id, queue.admit_as(spec, true)).await,
                 None => queue.admit_as(spec, true).await,
             };
-            if let Err(Ok(Admission::New(record))) = answer.send(admitted) {
+            // The guard travels with the answer and only the caller disarms it, on reading
+            // it. A successful send does not mean the caller reads it: its future may be
+            // dropped between the send and its next poll (a disconnect just as Redis
+            // answers), and the answer, dropped unread in the channel, drops the guard and
+            // with it the job. Checking only for a failed send lost that job: it stayed
+            // queued, ran and was charged (seen under load, queue.rs).
+            let guard = match &admitted {
+                Ok(Admission::New(record)) => Some(queue.cancel_guard(&record.id)),
+                _ => None,
+            };
+            if let Err((Ok(Admission::New(record)), _guard)) = answer.send((admitted, guard)) {
                 tracing::info!(job = %record.id, "caller left during its admission; dropping the job");
-                drop(queue.cancel_guard(&record.id));
             }
         };
         tokio::spawn(admission.instrument(tracing::Span::current()));
-        answered.await.unwrap_or_else(|_| {
-            Err(QueueError::Store(
+        match answered.await {
+            Ok((admitted, guard)) => {
+                if let Some(guard) = guard {
+                    guard.disarm();
+                }
+                admitted
+            }
+            Err(_) => Err(QueueError::Store(
                 "the admission stopped before it answered; call again with the same idempotencyKey"
                     .into(),
-            ))
-        })
+            )),
+        }
     }
 
     async fn admit_as(&self, spec: JobSpec, waited_here: bool) -> Result<Admission, QueueError> {

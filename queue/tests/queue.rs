@@ -541,6 +541,12 @@ async fn a_caller_that_leaves_during_its_admission_leaves_no_job_to_run_or_charg
     tokio::time::sleep(Duration::from_millis(1000)).await;
     admitting.abort();
     signal_redis(&s.redis, "-CONT");
+    assert_only_the_warm_up_job_is_left(&s).await;
+}
+
+/// What a caller that left during its admission leaves (account "a", trust 0, one playtest):
+/// its job dropped, nothing reserved or counted, only the warm-up job (account "warm") to run.
+async fn assert_only_the_warm_up_job_is_left(s: &Setup) {
     let mut jobs = Vec::new();
     for _ in 0..200 {
         jobs = s.queue.list("a", 0, 10).await.unwrap().0;
@@ -560,6 +566,46 @@ async fn a_caller_that_leaves_during_its_admission_leaves_no_job_to_run_or_charg
         "only the warm-up job is left to run"
     );
     assert!(s.queue.claim("w").await.unwrap().is_none());
+}
+
+/// A waker that tells the test its future was woken.
+#[derive(Default)]
+struct Woken(tokio::sync::Notify);
+
+impl std::task::Wake for Woken {
+    fn wake(self: std::sync::Arc<Self>) {
+        // A permit: the test may ask after the wake-up.
+        self.0.notify_one();
+    }
+}
+
+/// A caller that goes away just as its admission answers (the answer sent, the handler's
+/// future dropped before it ran again to read it) leaves no job to run or charge either. The
+/// admission's future is polled by hand: the oneshot's send wakes it, and it is then dropped
+/// unpolled, so the answer is never read. Before, only a failed send dropped the job: this
+/// one stayed queued, as it did about once in 50 runs of the test above on a loaded machine
+/// when the abort took effect only after the answer was sent.
+#[tokio::test]
+async fn a_caller_that_leaves_as_its_admission_answers_leaves_no_job_to_run_or_charge() {
+    use std::future::Future;
+    let s = setup_with(|_| {}).await;
+    s.new_job(spec(JobKind::Simulate, "warm", 1, "w")).await;
+    let woken = std::sync::Arc::new(Woken::default());
+    let waker = std::task::Waker::from(woken.clone());
+    let mut admitting = Box::pin(
+        s.queue
+            .admit_for_caller(spec(JobKind::Playtest, "a", 0, "k")),
+    );
+    // One thread: the admission task cannot run before this test's task waits below.
+    let first = admitting
+        .as_mut()
+        .poll(&mut std::task::Context::from_waker(&waker));
+    assert!(first.is_pending());
+    tokio::time::timeout(Duration::from_secs(30), woken.0.notified())
+        .await
+        .expect("the admission answered");
+    drop(admitting);
+    assert_only_the_warm_up_job_is_left(&s).await;
 }
 
 #[tokio::test]
