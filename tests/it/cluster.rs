@@ -359,8 +359,9 @@ async fn a_primary_killed_under_load_pauses_only_its_shard_and_loses_nothing() {
 ///   fails while any of them is down: every script on every other shard whose node had
 ///   forgotten it failed, and agents were answered 503 for a shard that held none of their
 ///   keys.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_shard_down_leaves_the_others_ready_and_their_scripts_running() {
+///
+/// (Run beside the other waiting faults: `reliability::faults_that_wait_side_by_side`.)
+pub(crate) async fn a_shard_down_leaves_the_others_ready_and_their_scripts_running() {
     let mut cluster = tokio::task::block_in_place(RedisCluster::start);
     let app = app_on(cluster.urls(), 0, |c| {
         c.gateway.mode = horst_config::GatewayMode::On;

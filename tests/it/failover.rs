@@ -363,7 +363,6 @@ async fn a_killed_primary_loses_nothing_acknowledged_and_runs_nothing_twice() {
 /// People's JWTs are signed with a key from a file outside Redis (`sessions.jwt_key_file`):
 /// a failover between the key's creation and its first use changes nothing (a process that
 /// starts after the failover signs and checks with the same key), and Redis never holds it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_jwt_key_survives_a_failover_between_its_creation_and_its_first_use() {
     use std::os::unix::fs::PermissionsExt;
 
@@ -563,7 +562,6 @@ impl JobRunner for HoldFirst {
 /// replica stayed away, and the claimed job, heartbeated by nobody, was reaped after its
 /// lease as a dead worker's: `failed`, charged, never run. Now the slot looks for the claim
 /// at once and runs it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_claimed_by_a_completion_whose_wait_failed_is_run_not_reaped() {
     let cluster = tokio::task::block_in_place(SentinelCluster::start);
     let mut config = horst_config::Config::default();
@@ -645,4 +643,21 @@ async fn a_job_claimed_by_a_completion_whose_wait_failed_is_run_not_reaped() {
     assert_eq!(b.state, JobState::Succeeded, "{b:?}");
     assert_eq!(runs.get(&2), Some(&1), "the second job ran once: {runs:?}");
     let _ = stop_tx.send(true);
+}
+
+/// Two cases above (a replica frozen under a completion's `WAIT`, a failover between a key's
+/// creation and its use) and `redis_full`'s Redis refusing writes (memory full, a failing
+/// disk, a primary demoted to a replica) side by side, each with its own servers: they wait
+/// on Sentinel, replication and the readiness checks, CPU-idle; one after another they held
+/// a test thread for about 28 s, the longest 8 s (docs/benchmarks.md, "The test run"). The
+/// other two stream load and time their pauses, so they run alone.
+#[test]
+fn replicas_and_refused_writes_side_by_side() {
+    crate::side_by_side!(
+        a_job_claimed_by_a_completion_whose_wait_failed_is_run_not_reaped,
+        the_jwt_key_survives_a_failover_between_its_creation_and_its_first_use,
+        crate::redis_full::a_failing_disk_keeps_readyz_ready_and_says_writes_are_refused,
+        crate::redis_full::a_full_redis_refuses_writes_with_503_keeps_reads_and_recovers_by_itself,
+        crate::redis_full::a_primary_demoted_to_a_replica_at_run_time_is_named_in_readyz_with_the_fix,
+    );
 }

@@ -906,8 +906,8 @@ async fn without_redis_store_free_calls_answer_and_every_refusal_echoes_the_id()
 /// once one request found it so, the next ones use the remembered mode and count the burst
 /// limit in the process at once, instead of each waiting that long twice (a ping took 10 s
 /// every time). After a hold, a request asks Redis again.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn with_redis_hung_store_free_calls_do_not_each_wait_for_it() {
+/// (Run beside the other waiting faults: `reliability::faults_that_wait_side_by_side`.)
+pub(crate) async fn with_redis_hung_store_free_calls_do_not_each_wait_for_it() {
     use std::time::{Duration, Instant};
     let redis = horst_testkit::RedisServer::start();
     let app =

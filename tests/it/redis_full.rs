@@ -55,8 +55,8 @@ pub(crate) async fn fill(app: &TestApp) {
     assert!(horst_store::refuses_writes(&refused), "{refused}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_full_redis_refuses_writes_with_503_keeps_reads_and_recovers_by_itself() {
+/// (Run beside the failover cases: `failover::replicas_and_refused_writes_side_by_side`.)
+pub(crate) async fn a_full_redis_refuses_writes_with_503_keeps_reads_and_recovers_by_itself() {
     let app = spawn_gateway().await;
     let key = app.agent_key("wren", 1).await;
     let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
@@ -482,8 +482,8 @@ async fn every_route_answers_503_not_500_when_redis_is_full_or_its_disk_fails() 
 /// says so in `writes`. Redis refuses PING too while its disk fails, and the readiness probe
 /// took that for a server that does not answer: 503 "does not answer" on every API process
 /// at once, though reads were served.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failing_disk_keeps_readyz_ready_and_says_writes_are_refused() {
+/// (Run beside the failover cases: `failover::replicas_and_refused_writes_side_by_side`.)
+pub(crate) async fn a_failing_disk_keeps_readyz_ready_and_says_writes_are_refused() {
     let app = spawn_gateway().await;
     break_the_disk(&app.store).await;
     let readyz = async || -> (u16, Value) {
@@ -682,8 +682,8 @@ async fn a_redis_url_that_names_a_replica_is_refused_at_start_with_the_fix() {
 /// server, its primary and the fix, `horst_redis_replica` is 1, and both clear by themselves
 /// when the server is a primary again. Two real redis-servers: the app's and its replica,
 /// swapped as an operator would.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_primary_demoted_to_a_replica_at_run_time_is_named_in_readyz_with_the_fix() {
+/// (Run beside the failover cases: `failover::replicas_and_refused_writes_side_by_side`.)
+pub(crate) async fn a_primary_demoted_to_a_replica_at_run_time_is_named_in_readyz_with_the_fix() {
     if crate::harness::on_cluster() {
         return; // a cluster follows its primaries itself
     }

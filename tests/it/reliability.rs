@@ -143,7 +143,6 @@ pub(crate) fn api_process(
 /// Item 3: the worker dies, no worker is left; the API process reaps the lease and the
 /// waiting caller is told `cancelled` (without it the job stayed `running` and the call
 /// answered `pending` at its 60 s limit). The charge is kept and the job never runs again.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_worker_s_job_fails_with_no_worker_left_and_its_caller_is_told() {
     let redis = RedisServer::start();
     let store = horst_store::Store::connect(&redis.url(), "horst:")
@@ -211,7 +210,6 @@ async fn a_dead_worker_s_job_fails_with_no_worker_left_and_its_caller_is_told() 
 /// (503 with Retry-After, never a 500), a REST read and an RCADIA request 503 with
 /// Retry-After. Once Redis is back, the same idempotency key reads the same job, charged
 /// once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn while_redis_hangs_a_waiting_caller_gets_pending_and_new_calls_engine_unavailable() {
     let app = spawn_gateway().await;
     let key = app.agent_key("finch", 1).await;
@@ -325,7 +323,6 @@ async fn while_redis_hangs_a_waiting_caller_gets_pending_and_new_calls_engine_un
 /// Item 4 with Redis killed (kill -9) instead of hung: the waiting caller gets `pending`
 /// with its jobId, a new call `engine_unavailable`; Redis restarts from its AOF and the same
 /// key reads the same job once a worker has run it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_redis_mid_wait_is_pending_and_the_job_is_read_after_its_restart() {
     let mut app = spawn_gateway().await;
     let key = app.agent_key("heron", 1).await;
@@ -409,7 +406,6 @@ async fn an_invalid_map_is_refused_before_admission_and_costs_nothing() {
 
 /// Item 6: the API process a caller waits in is killed while the job is queued (no worker
 /// runs): another process drops the job and gives back what admission took.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_queued_job_of_a_killed_api_process_is_dropped_and_released() {
     let redis = RedisServer::start();
     let store = horst_store::Store::connect(&redis.url(), "horst:")
@@ -763,5 +759,24 @@ async fn a_caller_whose_job_record_is_gone_is_told_so() {
     assert!(
         message.contains("lost its data") && message.contains("call again"),
         "{answer}"
+    );
+}
+
+/// The cases above that wait out a fault, with the shard-down drill of the Cluster, the API
+/// killed mid-rating and the MCP pings under a hung Redis, side by side, each with its own
+/// Redis (or Cluster) and processes: they mostly wait (Redis hung past the call timeouts, a
+/// lease or a presence running out, a restart from the AOF), CPU-idle; one after another
+/// they held a test thread for about 110 s, the longest 31 s (docs/benchmarks.md, "The test
+/// run").
+#[test]
+fn faults_that_wait_side_by_side() {
+    crate::side_by_side!(
+        while_redis_hangs_a_waiting_caller_gets_pending_and_new_calls_engine_unavailable,
+        a_queued_job_of_a_killed_api_process_is_dropped_and_released,
+        a_killed_redis_mid_wait_is_pending_and_the_job_is_read_after_its_restart,
+        a_dead_worker_s_job_fails_with_no_worker_left_and_its_caller_is_told,
+        crate::cluster::a_shard_down_leaves_the_others_ready_and_their_scripts_running,
+        crate::arena::an_api_process_killed_mid_rating_update_leaves_the_game_rated_once,
+        crate::mcp_transport::with_redis_hung_store_free_calls_do_not_each_wait_for_it,
     );
 }
