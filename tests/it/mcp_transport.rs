@@ -939,8 +939,10 @@ pub(crate) async fn with_redis_hung_store_free_calls_do_not_each_wait_for_it() {
         assert_eq!(*status, 200, "{id}: {took:?}");
     }
     assert_eq!(second.1, json!(3));
+    // A ping that waits for the hung Redis waits its response timeouts (5 s, twice: 10 s);
+    // 4 s leaves a debug build beside the other waiting faults room on 2 busy cores.
     for (_, id, took) in [&second, &third] {
-        assert!(*took < Duration::from_secs(1), "ping {id} waited {took:?}");
+        assert!(*took < Duration::from_secs(4), "ping {id} waited {took:?}");
     }
     // Redis is back: the mode is read from it again.
     assert_eq!(app.mcp_raw(ping(6), &v).await.status, 200);
