@@ -2,10 +2,9 @@
 //! leaving, events and the public spectator view. Auth: an agent token with the `play`
 //! scope or a user JWT; `/available` and `/public` are public.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
-use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::extract::{DefaultBodyLimit, State};
 use axum::routing::{get, post};
 use axum::Router;
 use horst_identity::auth::Identity;
@@ -20,7 +19,7 @@ use horst_sessions::{
 use serde_json::Value;
 
 use crate::extract::{Json, Path, Player};
-use crate::poll_params::{u64_param, wait_param, whole_number};
+use crate::poll_params::{u64_param, wait_param, whole_number, QueryParams};
 use crate::{ApiCode, ApiError, AppState};
 
 const BASE: &str = "/api/v1/agent/sessions";
@@ -43,9 +42,9 @@ pub fn router() -> Router<AppState> {
 
 async fn available(
     State(state): State<AppState>,
-    Query(q): Query<HashMap<String, String>>,
+    q: QueryParams,
 ) -> Result<Json<AvailableList>, ApiError> {
-    let all = matches!(q.get("all").map(String::as_str), Some("1" | "true" | "yes"));
+    let all = matches!(q.get("all").as_deref(), Some("1" | "true" | "yes"));
     let game = q.get("game").filter(|g| !g.trim().is_empty());
     let sessions = state
         .rcadia
@@ -53,7 +52,7 @@ async fn available(
         .await?
         .iter()
         .filter(|s| s.listed_in_available(all))
-        .filter(|s| game.is_none_or(|g| s.matches_game(g)))
+        .filter(|s| game.as_deref().is_none_or(|g| s.matches_game(g)))
         .map(Session::available_entry)
         .collect();
     Ok(Json(AvailableList { sessions }))
@@ -147,7 +146,7 @@ async fn state_poll(
     State(state): State<AppState>,
     Player(who): Player,
     Path(id): Path<String>,
-    Query(q): Query<HashMap<String, String>>,
+    q: QueryParams,
 ) -> Result<Json<Option<AgentSnapshot>>, ApiError> {
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?;
@@ -198,7 +197,7 @@ async fn action(
     State(state): State<AppState>,
     Player(who): Player,
     Path(id): Path<String>,
-    Query(q): Query<HashMap<String, String>>,
+    q: QueryParams,
     Json(body): Json<Value>,
 ) -> Result<Json<ActionResponse>, ApiError> {
     let wait = wait_param(&q)?;
@@ -327,7 +326,7 @@ async fn events(
     State(state): State<AppState>,
     Player(who): Player,
     Path(id): Path<String>,
-    Query(q): Query<HashMap<String, String>>,
+    q: QueryParams,
 ) -> Result<Json<EventsPage>, ApiError> {
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?.unwrap_or(0);
@@ -356,7 +355,7 @@ async fn events(
 async fn public(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    Query(q): Query<HashMap<String, String>>,
+    q: QueryParams,
 ) -> Result<Json<PublicView>, ApiError> {
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?;

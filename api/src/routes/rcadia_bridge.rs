@@ -2,9 +2,7 @@
 //! server) calls. Auth: a user JWT or an agent token with the `host` scope; only the
 //! session's host may call `/sessions/:id/*`.
 
-use std::collections::HashMap;
-
-use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, patch, post};
@@ -18,7 +16,7 @@ use horst_sessions::{Event, GameInfo, HostKind, NewSession, Op, Reply, Session};
 use serde_json::Value;
 
 use crate::extract::{Host, Json, Path};
-use crate::poll_params::{u64_param, wait_param};
+use crate::poll_params::{u64_param, wait_param, QueryParams};
 use crate::{ApiCode, ApiError, AppState};
 
 const BASE: &str = "/api/v1/agent/bridge/sessions";
@@ -308,7 +306,7 @@ async fn pending_actions(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Host(who): Host,
-    Query(q): Query<HashMap<String, String>>,
+    q: QueryParams,
 ) -> Result<Json<PendingActionsResponse>, ApiError> {
     let params = u64_param(&q, "after").and_then(|after| Ok((after, wait_param(&q)?)));
     let (after, wait) = match params {
