@@ -113,7 +113,11 @@ pub(crate) async fn running_job(
                 .await
                 .ok()
                 .flatten()
-                .is_some_and(|r| r.state == JobState::Running),
+                // `running` alone is not enough: a job an admission hands to an idle slot
+                // reads running from then on, before the slot takes it up, and a worker
+                // stopped or killed in between never ran it. Its first progress report
+                // (a playtest's, every 1.5 s) says the slot runs the search.
+                .is_some_and(|r| r.state == JobState::Running && r.progress.is_some()),
             None => false,
         }
     })
