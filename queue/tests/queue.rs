@@ -1781,15 +1781,24 @@ async fn the_start_in_time_check_agrees_with_the_model_when_slots_free_far_apart
         .announce_slots("w", 3, 0, Duration::from_secs(600))
         .await
         .unwrap();
+    // The scripts' clock stands still from the first claim on: before each call the offset
+    // takes back the real time that passed. The model below counts from one instant; half a
+    // second the machine took for the claims and 27 admissions (under load) admitted one job
+    // more than it. Only one call's own time now counts, against a margin of 500 ms.
+    let claimed = std::time::Instant::now();
+    let clock_at = |queue: &Queue, ms: i64| {
+        let ms = ms - claimed.elapsed().as_millis() as i64;
+        queue.set_clock_offset(Duration::from_millis(ms.unsigned_abs()), ms >= 0);
+    };
     for (i, slot) in ["w/0", "w/1"].iter().enumerate() {
         s.new_job(spec(JobKind::Playtest, &format!("p{i}"), 1, "k"))
             .await;
+        clock_at(&s.queue, 0);
         s.queue.claim(slot).await.unwrap().unwrap();
     }
     // Half a second later (the scripts' clock): the two slots free at 20.5 s (a playtest's
     // 20 s and the 1 s slack), the third now; a simulation takes 5 s with its slack and its
     // caller waits 60 s. Whole seconds never fall on a boundary of the refusal's rounding.
-    s.queue.set_clock_offset(Duration::from_millis(500), true);
     let late = |ahead: u64| -> i64 {
         let mut at = [0i64, 20_500, 20_500];
         for _ in 0..ahead {
@@ -1800,6 +1809,7 @@ async fn the_start_in_time_check_agrees_with_the_model_when_slots_free_far_apart
     };
     let mut admitted = 0u64;
     loop {
+        clock_at(&s.queue, 500);
         match s
             .queue
             .admit(spec(JobKind::Simulate, &format!("s{admitted}"), 1, "k"))

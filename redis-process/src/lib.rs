@@ -258,7 +258,11 @@ impl RedisProcess {
                 });
             }
             match probe(&self.options.listen) {
-                Probe::Ready => return Ok(()),
+                Probe::Ready if self.answers_as_ours() => return Ok(()),
+                // Another server on the port (its free port was ours too, or it took the
+                // port while ours was stopped): ours fails to bind and exits, which the
+                // next turn reports. Taking it for ours made two tests share one server.
+                Probe::Ready => {}
                 Probe::Loading => start = Instant::now(),
                 Probe::Silent => {}
             }
@@ -276,6 +280,17 @@ impl RedisProcess {
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Whether the server that answers is this child (`INFO server`'s `process_id`). On a
+    /// TCP port any server may answer; a Unix socket is in a directory of its own, where a
+    /// server that answers is ours or one [`PrivateRedis`] knows of (and `binary` may then
+    /// be a wrapper that forks rather than execs, whose pid is not the server's).
+    fn answers_as_ours(&self) -> bool {
+        match self.options.listen {
+            Listen::Tcp(_) => server_pid(&self.options.listen) == Some(self.pid()),
+            Listen::Unix(_) => true,
+        }
     }
 
     pub fn url(&self) -> String {
@@ -355,36 +370,62 @@ pub enum Probe {
 
 /// PINGs the server within half a second.
 pub fn probe(listen: &Listen) -> Probe {
-    fn exchange(mut stream: impl Read + Write) -> Probe {
-        if stream.write_all(b"*1\r\n$4\r\nPING\r\n").is_err() {
-            return Probe::Silent;
+    match ask(listen, b"*1\r\n$4\r\nPING\r\n", |got| !got.is_empty()) {
+        Some(answer) if answer.starts_with(b"+PONG") => Probe::Ready,
+        Some(answer) if answer.starts_with(b"-LOADING") => Probe::Loading,
+        _ => Probe::Silent,
+    }
+}
+
+/// The process id of the server that answers (`INFO server`), `None` if none answers.
+fn server_pid(listen: &Listen) -> Option<u32> {
+    let request = b"*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n";
+    let answer = ask(listen, request, |got| {
+        got.starts_with(b"-") || process_id(got).is_some()
+    })?;
+    process_id(&answer)
+}
+
+/// `process_id` of an `INFO` reply, once its line is complete.
+fn process_id(info: &[u8]) -> Option<u32> {
+    let text = String::from_utf8_lossy(info);
+    let (_, rest) = text.split_once("\r\nprocess_id:")?;
+    let (digits, _) = rest.split_once("\r\n")?;
+    digits.parse().ok()
+}
+
+/// Sends `request` and reads until `complete` says the answer is whole; `None` when no
+/// server answers, or it is silent for half a second.
+fn ask(listen: &Listen, request: &[u8], complete: impl Fn(&[u8]) -> bool) -> Option<Vec<u8>> {
+    fn exchange(
+        mut stream: impl Read + Write,
+        request: &[u8],
+        complete: impl Fn(&[u8]) -> bool,
+    ) -> Option<Vec<u8>> {
+        stream.write_all(request).ok()?;
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !complete(&got) {
+            match stream.read(&mut buf).ok()? {
+                0 => return None,
+                n => got.extend_from_slice(&buf[..n]),
+            }
         }
-        let mut buf = [0u8; 64];
-        match stream.read(&mut buf) {
-            Ok(n) if buf[..n].starts_with(b"+PONG") => Probe::Ready,
-            Ok(n) if buf[..n].starts_with(b"-LOADING") => Probe::Loading,
-            _ => Probe::Silent,
-        }
+        Some(got)
     }
     let timeout = Some(Duration::from_millis(500));
     match listen {
         Listen::Tcp(port) => {
             let addr = std::net::SocketAddr::from(([127, 0, 0, 1], *port));
-            match std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(500)) {
-                Ok(s) => {
-                    let _ = s.set_read_timeout(timeout);
-                    exchange(s)
-                }
-                Err(_) => Probe::Silent,
-            }
+            let s = std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(500)).ok()?;
+            let _ = s.set_read_timeout(timeout);
+            exchange(s, request, complete)
         }
-        Listen::Unix(path) => match std::os::unix::net::UnixStream::connect(path) {
-            Ok(s) => {
-                let _ = s.set_read_timeout(timeout);
-                exchange(s)
-            }
-            Err(_) => Probe::Silent,
-        },
+        Listen::Unix(path) => {
+            let s = std::os::unix::net::UnixStream::connect(path).ok()?;
+            let _ = s.set_read_timeout(timeout);
+            exchange(s, request, complete)
+        }
     }
 }
 
@@ -551,6 +592,24 @@ mod tests {
         let mut again = RedisProcess::spawn(opts.clone()).unwrap();
         assert!(send(&opts.listen, &["GET", "k"]).contains("kept"));
         again.stop(Duration::from_secs(5)).unwrap();
+    }
+
+    /// A server already on the port (another test's, whose free port was ours too; or one
+    /// that took the port while ours was stopped) answers the start's PING at once, before
+    /// ours fails to bind it: the start took it for ours, and two tests shared one server
+    /// (one's `CONFIG SET maxmemory 1` refused the other's writes; the other's end left it
+    /// `Connection refused`). Ours exits and the start says why.
+    #[test]
+    fn a_server_of_another_on_the_port_is_not_taken_for_ours() {
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port().unwrap();
+        let theirs = RedisOptions::new(dir.path().join("theirs"), Listen::Tcp(port));
+        let mut other = RedisProcess::spawn(theirs).unwrap();
+        let ours = RedisOptions::new(dir.path().join("ours"), Listen::Tcp(port));
+        let err = RedisProcess::spawn(ours).expect_err("started on a port another server holds");
+        assert!(matches!(err, LaunchError::Exited { .. }), "{err}");
+        assert!(err.to_string().contains("Address already in use"), "{err}");
+        other.stop(Duration::from_secs(5)).unwrap();
     }
 
     #[test]

@@ -44,9 +44,12 @@ impl RedisServer {
             .prefix("horst-redis-")
             .tempdir()
             .expect("a temporary directory for redis");
-        // A free port can be taken between our probe and redis binding it: retry a few times.
-        let mut last_error = None;
-        for _ in 0..5 {
+        // A free port can be taken between our probe and redis binding it (by another test's
+        // server, of this process or another, or a client's connection): the start then
+        // reports that ours exited (it never takes the other server for ours), and another
+        // port is tried. Any other failure is the test's to see at once.
+        const TRIES: usize = 5;
+        for tried in 1..=TRIES {
             let port = free_port().expect("a free port");
             let mut options = RedisOptions::new(dir.path(), Listen::Tcp(port));
             adjust(&mut options);
@@ -58,13 +61,13 @@ impl RedisServer {
                         process: Some(process),
                     }
                 }
-                Err(e) => last_error = Some(e),
+                Err(e) if tried < TRIES && e.to_string().contains("Address already in use") => {}
+                Err(e) => panic!(
+                    "cannot start redis-server for the test (try {tried} of {TRIES}, port {port}): {e}"
+                ),
             }
         }
-        panic!(
-            "cannot start redis-server for the test: {}",
-            last_error.map(|e| e.to_string()).unwrap_or_default()
-        );
+        unreachable!("the last try returns or panics")
     }
 
     pub fn url(&self) -> String {
