@@ -271,15 +271,16 @@ fn cause_for(
 /// Whether `job` is what grew its worker process past its memory limit: a playtest's search
 /// is what grows (a referee run holds one simulation), the one with the largest memory in its
 /// last progress report (every 1.5 s). `None` when that cannot be told: several playtests,
-/// one of which has not reported yet.
+/// one of which has not reported yet. A playtest handed to a slot that had not taken it up
+/// ran nothing: it neither grew the process nor leaves the question open.
 fn grew_the_process(job: &horst_queue::JobRecord, jobs: &[horst_queue::JobRecord]) -> Option<bool> {
     use horst_queue::JobKind;
-    if job.kind != JobKind::Playtest {
+    if job.kind != JobKind::Playtest || job.handed {
         return Some(false);
     }
     let playtests: Vec<_> = jobs
         .iter()
-        .filter(|j| j.kind == JobKind::Playtest)
+        .filter(|j| j.kind == JobKind::Playtest && !j.handed)
         .collect();
     if playtests.len() == 1 {
         return Some(true);
@@ -431,5 +432,59 @@ async fn scrape_metrics(mut url: watch::Receiver<Option<String>>, metrics: Metri
             Err(e) => tracing::debug!(error = %e, "cannot scrape the worker's metrics"),
         }
         tokio::time::sleep(SCRAPE_EVERY).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grew_the_process;
+    use horst_queue::{JobInput, JobKind, JobProgress, JobRecord, JobState};
+
+    fn running(id: &str, kind: JobKind, peak_mib: Option<u64>, handed: bool) -> JobRecord {
+        JobRecord {
+            id: id.into(),
+            kind,
+            account: "a".into(),
+            trust: 1,
+            state: JobState::Running,
+            idempotency_key: id.into(),
+            input: JobInput::default(),
+            created_at_ms: 1_000,
+            started_at_ms: Some(1_000),
+            finished_at_ms: None,
+            result: None,
+            failure: None,
+            publication: None,
+            reserved_seconds: 20,
+            charged_seconds: 20,
+            worker: Some("w-1-t-0/0".into()),
+            request_id: None,
+            progress: peak_mib.map(|peak| JobProgress {
+                elapsed_seconds: 3.0,
+                states_explored: 1_000,
+                best_distance: None,
+                stage: 0,
+                peak_memory_mib: Some(peak),
+            }),
+            handed,
+        }
+    }
+
+    /// A playtest an admission handed to a slot of the dead process that had not taken it up
+    /// ran no search: the one search that ran grew the process. Before, the handed one (no
+    /// progress report yet) made it "not known" for both.
+    #[test]
+    fn a_handed_playtest_never_taken_up_did_not_grow_the_process() {
+        let search = running("job_search", JobKind::Playtest, Some(900), false);
+        let handed = running("job_handed", JobKind::Playtest, None, true);
+        let jobs = [search.clone(), handed.clone()];
+        assert_eq!(grew_the_process(&search, &jobs), Some(true));
+        assert_eq!(grew_the_process(&handed, &jobs), Some(false));
+        // Two searches that ran, one not yet reported: not known, as before.
+        let fresh = running("job_fresh", JobKind::Playtest, None, false);
+        assert_eq!(grew_the_process(&search, &[search.clone(), fresh]), None);
+        // A simulation never grew it.
+        let sim = running("job_sim", JobKind::Simulate, None, false);
+        assert_eq!(grew_the_process(&sim, &[search, sim.clone()]), Some(false));
     }
 }

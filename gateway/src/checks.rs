@@ -314,6 +314,7 @@ mod tests {
             worker: None,
             request_id: None,
             progress: None,
+            handed: false,
         }
     }
 

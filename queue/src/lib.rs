@@ -1147,6 +1147,7 @@ impl Queue {
                     worker: None,
                     request_id: (!request.is_empty()).then(|| request.clone()),
                     progress: None,
+                    handed: false,
                 };
                 if presence_ttl > 0 {
                     self.presence_written(sent);

@@ -94,6 +94,11 @@ pub struct JobRecord {
     /// A running job's latest progress, as its worker wrote it (at most 2 s old).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub progress: Option<JobProgress>,
+    /// Handed to an idle slot by its admission (admit.lua's `handed` mark) and not yet taken
+    /// up: `running` and named for the slot, which has not started it (and, should its worker
+    /// die, it goes back to its lane uncharged).
+    #[serde(skip)]
+    pub handed: bool,
 }
 
 /// How far a running planner search got: what `get_submission` of a running playtest
@@ -154,6 +159,7 @@ impl JobRecord {
             worker: get("worker").map(str::to_string),
             request_id: get("request").filter(|r| !r.is_empty()).map(str::to_string),
             progress: get("progress").and_then(|v| serde_json::from_str(v).ok()),
+            handed: get("handed").is_some(),
         })
     }
 }
