@@ -2553,6 +2553,18 @@ async fn an_admission_that_failed_unclearly_leaves_no_job_queued_or_charged() {
     ));
 }
 
+/// Slot `w/0` says it is idle, then a job is admitted: the job and the wake-up message that
+/// hands it to the slot.
+async fn handed_to_idle_slot(s: &Setup) -> (JobRecord, std::sync::Arc<str>) {
+    let mut woken = s.queue.slot_wake("w/0");
+    assert!(!s.queue.idle("w/0", Pool::General).await.unwrap());
+    let job = s.new_job(spec(JobKind::Simulate, "ann", 1, "k")).await;
+    tokio::time::timeout(Duration::from_secs(10), woken.changed())
+        .await
+        .expect("the wake-up");
+    (job, woken.payload().expect("a message"))
+}
+
 /// A slot's take-up of a job handed to it (the `HDEL` of its `handed` mark) waits for the
 /// replicas like the claim it stands for (`redis.min_replica_acks`): before, it went
 /// unwaited, and after a failover that lost it the new primary still held the mark, so a
@@ -2562,13 +2574,7 @@ async fn an_admission_that_failed_unclearly_leaves_no_job_queued_or_charged() {
 async fn a_take_up_waits_for_the_replicas_and_runs_the_job_unacknowledged() {
     let s = setup_with(|_| {}).await;
     let mut raw = s.raw().await;
-    let mut woken = s.queue.slot_wake("w/0");
-    assert!(!s.queue.idle("w/0", Pool::General).await.unwrap());
-    let job = s.new_job(spec(JobKind::Simulate, "ann", 1, "k")).await;
-    tokio::time::timeout(Duration::from_secs(10), woken.changed())
-        .await
-        .expect("the wake-up");
-    let message = woken.payload().expect("a message");
+    let (job, message) = handed_to_idle_slot(&s).await;
     let (unacked, _stop) = unacknowledged_queue(&s.redis).await;
     let waits = |info: String| {
         info.lines()
@@ -2627,13 +2633,7 @@ async fn lanes_and_counts(
 async fn an_idle_slot_is_handed_the_job_with_its_wake_up() {
     let s = setup_with(|_| {}).await;
     let mut raw = s.raw().await;
-    let mut woken = s.queue.slot_wake("w/0");
-    assert!(!s.queue.idle("w/0", Pool::General).await.unwrap());
-    let job = s.new_job(spec(JobKind::Simulate, "ann", 1, "k")).await;
-    tokio::time::timeout(Duration::from_secs(10), woken.changed())
-        .await
-        .expect("the wake-up");
-    let message = woken.payload().expect("a message");
+    let (job, message) = handed_to_idle_slot(&s).await;
     let claim = s
         .queue
         .handed("w/0", &message)
