@@ -83,7 +83,10 @@
 //!   stays bounded).
 //! - **Retries of `/action`.** An optional `idempotencyKey` (horst's addition): while the
 //!   player's latest action carries the same key, a request with it is that action again
-//!   (its id, turn and outcome), so a retry in a multi-step turn is no second move.
+//!   (its id, turn and outcome), so a retry in a multi-step turn is no second move. The
+//!   same key with another `turn`, or with another action while that one is pending (a
+//!   resolved action's body is not kept), is a new move under a reused key:
+//!   `409 idempotency_key_reused`.
 //! - **Retries of `/ops`.** An optional `batchId` (horst's addition): a batch carrying the
 //!   id of the session's last applied batch (`last_batch_id`; the contract allows one `/ops`
 //!   in flight per host, so the last is enough) is answered as applied without being applied

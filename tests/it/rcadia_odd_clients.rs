@@ -502,3 +502,156 @@ async fn a_session_polled_after_it_expired_is_not_found() {
         assert!(v["error"].as_str().is_some_and(|e| !e.is_empty()), "{v}");
     }
 }
+
+/// A v1 game's host, as v1 bridges poll (no `after`): each poll drains what it returns, so
+/// no entry comes twice; of the strikes only the final one reaches it (one `timeout` entry,
+/// `final: true`), and no `session_end` entry follows the forfeit (section 9).
+#[tokio::test]
+async fn a_v1_host_polling_without_after_gets_each_entry_once_and_only_the_final_strike() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let id = host
+        .create(
+            json!({ "minPlayers": 2, "maxPlayers": 2, "turnBased": true, "gameType": "chess",
+                        "turnTimeout": 0.5, "maxTurnTimeouts": 2 }),
+        )
+        .await;
+    let mut pids = Vec::new();
+    for a in &agents {
+        pids.push(a.join(&id).await["playerId"].as_str().unwrap().to_string());
+    }
+    let v1_poll = async || {
+        let (st, p) = host
+            .get(&format!("{BRIDGE}/{id}/pending-actions?wait=2"))
+            .await;
+        assert_eq!(st, 200, "{p}");
+        p
+    };
+    let mut seen: Vec<Value> = Vec::new();
+    let mut p = v1_poll().await;
+    seen.extend(entries(&p));
+    assert!(
+        seen.iter().any(|e| e["action"]["type"] == "__game_start__"),
+        "{seen:?}"
+    );
+    let (st, v) = host
+        .call(
+            "PATCH",
+            &format!("{BRIDGE}/{id}/legal-actions"),
+            Some(json!({ "playerId": pids[0], "actions": ["a"] })),
+        )
+        .await;
+    assert_eq!(st, 200, "{v}");
+    let t0 = std::time::Instant::now();
+    while p["status"] != "finished" && t0.elapsed() < Duration::from_secs(20) {
+        p = v1_poll().await;
+        seen.extend(entries(&p));
+    }
+    // One more poll after the end: nothing left, nothing again.
+    let last = v1_poll().await;
+    assert!(entries(&last).is_empty(), "{last}");
+    assert_eq!(p["result"]["reason"], "timeout", "{p}");
+    assert_eq!(p["result"]["forfeitedBy"], pids[0].as_str(), "{p}");
+    let seqs: Vec<u64> = seen.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    let unique: std::collections::BTreeSet<u64> = seqs.iter().copied().collect();
+    assert_eq!(seqs.len(), unique.len(), "an entry came twice: {seen:?}");
+    let timeouts: Vec<&Value> = seen.iter().filter(|e| e["type"] == "timeout").collect();
+    assert_eq!(timeouts.len(), 1, "only the final strike: {seen:?}");
+    assert_eq!(timeouts[0]["final"], true, "{seen:?}");
+    assert_eq!(timeouts[0]["playerId"], pids[0].as_str(), "{seen:?}");
+    assert!(
+        !seen.iter().any(|e| e["type"] == "system"),
+        "no v2 system entries: {seen:?}"
+    );
+}
+
+/// An agent that reuses an `idempotencyKey` for a new move (a constant key, a key kept from
+/// the last turn) is told so: `409 idempotency_key_reused` with its snapshot, nothing reaches
+/// the game. It was answered `200` with the old move's id and outcome, so the new move was
+/// dropped without a word and the agent, still on turn, sent it again and again. A real
+/// retry (same action, same turn) is still the first action.
+#[tokio::test]
+async fn a_key_reused_for_another_move_is_refused_not_swallowed() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, mut after) = started(&host, &agents, two_player(json!({}))).await;
+    let act = format!("{AGENT}/{id}/action");
+    host.give_turn(&id, &pids[0], json!(["a", "b"])).await;
+    let turn = agents[0].state(&id, 0.0).await["turn"].as_u64().unwrap();
+    let (st, first) = agents[0]
+        .post(
+            &act,
+            json!({ "action": "a", "turn": turn, "idempotencyKey": "k" }),
+        )
+        .await;
+    assert_eq!(st, 200, "{first}");
+    // While it is pending: the same key with another action is no retry.
+    let (st, v) = agents[0]
+        .post(
+            &act,
+            json!({ "action": "b", "turn": turn, "idempotencyKey": "k" }),
+        )
+        .await;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (409, Some("idempotency_key_reused")),
+        "{v}"
+    );
+    assert!(v["snapshot"]["playerId"].is_string(), "{v}");
+    let (st, retry) = agents[0]
+        .post(
+            &act,
+            json!({ "action": "a", "turn": turn, "idempotencyKey": "k" }),
+        )
+        .await;
+    assert_eq!(st, 200, "{retry}");
+    assert_eq!(retry["actionId"], first["actionId"], "{retry}");
+    // Applied; the opponent moves; the agent is on turn again and reuses the key.
+    let p = host.pending(&id, after, 5.0).await;
+    after = max_seq(&p, after);
+    assert_eq!(entries(&p).len(), 1, "{p}");
+    host.give_turn(&id, &pids[1], json!(["c"])).await;
+    let t1 = agents[1].state(&id, 0.0).await["turn"].as_u64().unwrap();
+    assert_eq!(agents[1].act(&id, json!("c"), t1).await.0, 200);
+    let p = host.pending(&id, after, 5.0).await;
+    after = max_seq(&p, after);
+    host.give_turn(&id, &pids[0], json!(["a", "b"])).await;
+    let t2 = agents[0].state(&id, 0.0).await["turn"].as_u64().unwrap();
+    let (st, v) = agents[0]
+        .post(
+            &act,
+            json!({ "action": "b", "turn": t2, "idempotencyKey": "k" }),
+        )
+        .await;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (409, Some("idempotency_key_reused")),
+        "{v}"
+    );
+    assert!(
+        v["error"].as_str().is_some_and(|e| e.contains("fresh")),
+        "says what to do: {v}"
+    );
+    let p = host.pending(&id, after, 0.0).await;
+    assert!(entries(&p).is_empty(), "nothing reached the game: {p}");
+    // The retry of the applied move (its own turn) still answers that move.
+    let (st, v) = agents[0]
+        .post(
+            &act,
+            json!({ "action": "a", "turn": turn, "idempotencyKey": "k" }),
+        )
+        .await;
+    assert_eq!(
+        (st, v["actionId"].clone()),
+        (200, first["actionId"].clone()),
+        "{v}"
+    );
+    // A fresh key is the new move.
+    let (st, v) = agents[0]
+        .post(
+            &act,
+            json!({ "action": "b", "turn": t2, "idempotencyKey": "k2" }),
+        )
+        .await;
+    assert_eq!(st, 200, "{v}");
+}
