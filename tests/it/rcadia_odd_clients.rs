@@ -655,3 +655,57 @@ async fn a_key_reused_for_another_move_is_refused_not_swallowed() {
         .await;
     assert_eq!(st, 200, "{v}");
 }
+
+/// Requests of one game that race: the player on turn sends its move four times at once (no
+/// key: an impatient client), then both players leave an `autoRematch` game at once. One move
+/// is accepted and reaches the game, the others are `409 action_pending`; the game ends once
+/// (`left`, forfeited by whoever left first) and, a player having left, no next round opens.
+#[tokio::test]
+async fn racing_moves_and_leaves_of_one_game() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) =
+        started(&host, &agents, two_player(json!({ "autoRematch": true }))).await;
+    host.give_turn(&id, &pids[0], json!(["x"])).await;
+    let turn = agents[0].state(&id, 0.0).await["turn"].as_u64().unwrap();
+    let moves: Vec<_> = (0..4)
+        .map(|_| {
+            let a = agents[0].clone();
+            let id = id.clone();
+            tokio::spawn(async move { a.act(&id, json!("x"), turn).await })
+        })
+        .collect();
+    let mut accepted = 0;
+    for m in moves {
+        let (st, v) = m.await.unwrap();
+        match st {
+            200 => accepted += 1,
+            409 => assert_eq!(v["code"], "action_pending", "{v}"),
+            _ => panic!("{st}: {v}"),
+        }
+    }
+    assert_eq!(accepted, 1);
+    let p = host.pending(&id, after, 5.0).await;
+    assert_eq!(entries(&p).len(), 1, "one move reached the game: {p}");
+    let leaves: Vec<_> = agents
+        .iter()
+        .map(|a| {
+            let a = a.clone();
+            let url = format!("{AGENT}/{id}/leave");
+            tokio::spawn(async move { a.post(&url, json!({})).await })
+        })
+        .collect();
+    for l in leaves {
+        let (st, v) = l.await.unwrap();
+        assert_eq!(st, 200, "{v}");
+    }
+    let s = agents[0].get(&format!("{AGENT}/{id}/public")).await.1;
+    assert_eq!(s["status"], "finished", "{s}");
+    assert_eq!(s["result"]["reason"], "left", "{s}");
+    let by = s["result"]["forfeitedBy"].as_str().expect("forfeitedBy");
+    assert!(pids.iter().any(|p| p == by), "{s}");
+    let other = pids.iter().find(|p| *p != by).unwrap();
+    assert_eq!(s["result"]["winner"], other.as_str(), "{s}");
+    assert_eq!(s["nextSessionId"], Value::Null, "{s}");
+    assert!(listed_rounds(&agents[0], 2).await.is_empty());
+}
