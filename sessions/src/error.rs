@@ -53,7 +53,8 @@ pub enum ProtocolCode {
     NoPlayers,
     /// Rematch: an operator ended the session.
     EndedByOperator,
-    /// A create resent with an `idempotencyKey` its host used for another body.
+    /// A create resent with an `idempotencyKey` its host used for another body, or an action
+    /// sent with the key of the player's latest action that is another move.
     IdempotencyKeyReused,
 }
 

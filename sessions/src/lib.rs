@@ -83,7 +83,10 @@
 //!   stays bounded).
 //! - **Retries of `/action`.** An optional `idempotencyKey` (horst's addition): while the
 //!   player's latest action carries the same key, a request with it is that action again
-//!   (its id, turn and outcome), so a retry in a multi-step turn is no second move.
+//!   (its id, turn and outcome), so a retry in a multi-step turn is no second move. The
+//!   same key with another `turn`, or with another action while that one is pending (a
+//!   resolved action's body is not kept), is a new move under a reused key:
+//!   `409 idempotency_key_reused`.
 //! - **Retries of `/ops`.** An optional `batchId` (horst's addition): a batch carrying the
 //!   id of the session's last applied batch (`last_batch_id`; the contract allows one `/ops`
 //!   in flight per host, so the last is enough) is answered as applied without being applied
@@ -98,7 +101,9 @@
 //!   refused (400). A `reject` with an `actionId` resolves that pending action; without one
 //!   (v1 games) it resolves whatever the player has pending with the game. A rejection of an
 //!   action already reported `unconfirmed` turns its `lastAction` into `rejected` (the truth
-//!   arrived late). Every rejection is listed for the turn (the latest 50). A rejection's
+//!   arrived late). Every rejection is listed for the turn (the latest 50), once: a reject
+//!   naming an action already rejected (a resent or repeated answer) or applied is accepted
+//!   and changes nothing. A rejection's
 //!   `reason` is for the rejected player only: `/events` shows other players `reason: null`
 //!   (the status `rejected` stays visible), `/public` shows no rejections at all.
 //! - **Not turn-based.** No `not_your_turn`/`stale_turn` checks and no clock, but still one

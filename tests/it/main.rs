@@ -68,6 +68,7 @@ mod rcadia_game;
 mod rcadia_memory;
 mod rcadia_metrics;
 mod rcadia_multi;
+mod rcadia_odd_clients;
 mod rcadia_pages;
 mod rcadia_series;
 mod rcadia_skill;

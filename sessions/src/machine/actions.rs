@@ -24,21 +24,34 @@ impl Session {
         // happened since. Without the key a retry in a multi-step turn (same player on turn
         // again, no `turn` sent) was a second move the game applied.
         if let Some(k) = key.as_deref() {
+            // The pending action's body is kept (a resolved one's is not): while pending, a
+            // retry must send the same action.
             let same = p
                 .pending
                 .as_ref()
                 .filter(|pa| pa.key.as_deref() == Some(k))
-                .map(|pa| (pa.action_id.clone(), pa.turn))
+                .map(|pa| (pa.action_id.clone(), pa.turn, *pa.action == action))
                 .or_else(|| {
                     p.last_action
                         .as_ref()
                         .filter(|la| la.key.as_deref() == Some(k))
-                        .map(|la| (la.action_id.clone(), la.turn))
+                        .map(|la| (la.action_id.clone(), la.turn, true))
                 });
-            if let Some((action_id, turn)) = same {
+            if let Some((action_id, t, same_action)) = same {
+                // Another action, or a `turn` other than that action's, is a new move sent
+                // under a reused key: answered as the old move, it was dropped without a word
+                // and the agent, still on turn, sent it again and again.
+                if !same_action || turn.is_some_and(|sent| sent != t) {
+                    return Err(ProtocolError::new(
+                        ProtocolCode::IdempotencyKeyReused,
+                        format!(
+                            "idempotencyKey {k:?} is your action {action_id}'s (turn {t}) and this is another move; send a fresh idempotencyKey with every new action (the same one only to retry that action, with the same action and turn)"
+                        ),
+                    ));
+                }
                 out.reply = Reply::ActionAccepted {
                     action_id: action_id.into(),
-                    turn,
+                    turn: t,
                 };
                 return Ok(());
             }

@@ -184,17 +184,22 @@ impl Session {
                 .filter(targets)
                 .map(|pa| pa.action_id.to_string())
         });
-        // A reject of an action the turn's move already resolved `applied` belongs to no
-        // turn shown now: recorded, it read as a rejection in a turn the player had not
-        // acted in yet (`rejections` are the current turn's), beside `applied`.
-        let of_an_applied_action = !hits_pending
+        // A reject of an action already resolved `applied` or `rejected` is a late or repeated
+        // answer about a move that has its outcome. Of an applied one it belongs to no turn
+        // shown now: recorded, it read as a rejection in a turn the player had not acted in
+        // yet (`rejections` are the current turn's), beside `applied`. Of a rejected one it is
+        // the same rejection again (a host that resends, a game that reports it twice, late
+        // or not): it was listed once per copy, so one bad move counted as several.
+        let already_resolved = !hits_pending
             && action_id.as_ref().is_some_and(|id| {
-                self.players[idx]
-                    .last_action
-                    .as_ref()
-                    .is_some_and(|la| la.action_id == *id && la.status == ActionStatus::Applied)
+                self.players[idx].last_action.as_ref().is_some_and(|la| {
+                    la.action_id == *id
+                        && matches!(la.status, ActionStatus::Applied | ActionStatus::Rejected)
+                }) || self.rejections.iter().any(|r| {
+                    r.player_id == player_id && r.action_id.as_deref() == Some(id.as_str())
+                })
             });
-        if !of_an_applied_action {
+        if !already_resolved {
             self.rejections.push(Rejection {
                 player_id: player_id.to_string(),
                 action_id: rejected_id,

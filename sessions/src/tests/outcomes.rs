@@ -50,6 +50,26 @@ fn rejected_puts_you_back_on_turn_with_the_same_actions_and_clock() {
 }
 
 #[test]
+fn a_rejection_sent_again_is_listed_once_and_leaves_the_next_move_alone() {
+    let (mut g, a, _b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let id = g.act(&a);
+    g.poll();
+    let reject = json!({"op": "reject", "playerId": a, "reason": "illegal", "actionId": id});
+    g.ops(json!([reject, reject]));
+    g.ops(json!([reject]));
+    let s = g.snap(&a);
+    assert_eq!(s["lastAction"]["status"], "rejected");
+    assert_eq!(s["rejections"].as_array().unwrap().len(), 1, "{s}");
+    // A late copy after the next move: no second rejection, the move still pending.
+    let id2 = g.act(&a);
+    g.poll();
+    g.ops(json!([reject]));
+    assert_eq!(g.s.action_outcome(&a, &id2).0, ActionStatus::Pending);
+    assert_eq!(g.snap(&a)["rejections"].as_array().unwrap().len(), 1);
+}
+
+#[test]
 fn a_v1_reject_without_action_id_hits_the_pending_action() {
     let (mut g, a, _b) = Game::started(config(json!({})));
     g.turn_to(&a);

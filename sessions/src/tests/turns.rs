@@ -231,3 +231,49 @@ fn a_publish_before_game_start_does_not_open_the_turn() {
         "never publishes legal actions"
     );
 }
+
+/// An `idempotencyKey` answers a retry of the latest action (same action, same or no
+/// `turn`) with that action; the same key on another move is `409 idempotency_key_reused`,
+/// and the session is left as it was.
+#[test]
+fn a_key_reused_for_another_move_is_refused() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let act = |action: Value, turn: Option<u64>, id: &str| Event::Action {
+        player_id: a.clone(),
+        action,
+        turn,
+        action_id: id.into(),
+        idempotency_key: Some("k".into()),
+    };
+    let t = g.s.turn;
+    g.ok(act(json!("x"), Some(t), "a_1"));
+    let e = g.err(act(json!("y"), Some(t), "a_2"));
+    assert_eq!(
+        (e.status(), e.code.as_str()),
+        (409, "idempotency_key_reused")
+    );
+    for turn in [Some(t), None] {
+        match g.ok(act(json!("x"), turn, "a_3")).reply {
+            Reply::ActionAccepted { action_id, .. } => assert_eq!(&*action_id, "a_1"),
+            r => panic!("{r:?}"),
+        }
+    }
+    g.poll();
+    g.turn_to(&b);
+    g.turn_to(&a);
+    let e = g.err(act(json!("x"), Some(g.s.turn), "a_4"));
+    assert_eq!(
+        (e.status(), e.code.as_str()),
+        (409, "idempotency_key_reused")
+    );
+    let s = g.snap(&a);
+    assert_eq!(
+        (
+            s["lastAction"]["actionId"].as_str(),
+            s["yourTurn"].as_bool()
+        ),
+        (Some("a_1"), Some(true)),
+        "{s}"
+    );
+}
