@@ -199,13 +199,36 @@ struct LimitsAbout {
     level_name: String,
 }
 
-/// A level name: 1-30 letters, digits or hyphens.
+/// A level name: 1-30 ASCII letters, digits or hyphens.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LevelName(pub String);
 
 impl ArgValue for LevelName {
     fn expected() -> String {
-        format!("1-{MAX_NAME_CHARS} letters, digits or hyphens")
+        format!("1-{MAX_NAME_CHARS} ASCII letters, digits or hyphens")
+    }
+    /// Names the first character that is none of them, or the length: "letters" read as
+    /// `ä` or `ß` too to the author of a German level name, and the refusal did not say
+    /// which character it was (`Käse`, `erste schritte`, `level_1`).
+    fn refused(v: &Value) -> String {
+        let expected = Self::expected();
+        let Value::String(s) = v else {
+            return expected;
+        };
+        if let Some(c) = s
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || *c == '-'))
+        {
+            return format!(
+                "{expected}; {c:?} (U+{:04X}) is none of them (write umlauts as ae, oe, ue, ss and spaces or underscores as hyphens)",
+                u32::from(c)
+            );
+        }
+        match s.chars().count() {
+            0 => format!("{expected}; it is empty"),
+            n if n > MAX_NAME_CHARS => format!("{expected}; it has {n}"),
+            _ => expected,
+        }
     }
     fn from_json(v: Value) -> Option<Self> {
         match v {
