@@ -474,6 +474,16 @@ impl ReplayArg {
             .with("limit", MAX_REPLAY_BYTES)
             .with("size", compact));
         }
+        // The contract says the action indices are "stable for replay version 1
+        // (`replay.version` is a format number)", so a reader may send that number; a replay
+        // is only `{seed, actions}` ("only the fields seed and actions are allowed"), and the
+        // engine's refusal of an unknown field did not say that the version is implied.
+        if let Some(version) = self.0.get("version") {
+            return Err(ToolError::invalid(format!(
+                "`{field}.version` is not sent: a replay is only {{\"seed\", \"actions\"}}, and its format version (1, the one the 20 action indices are stable for) is implied; remove `version` (got {})",
+                crate::text::clip(&version.to_string(), ECHO_MAX_CHARS)
+            )));
+        }
         horst_engine::parse_replay(&self.0).map_err(ToolError::from)?;
         Ok(())
     }
@@ -1051,6 +1061,14 @@ mod tests {
         let big = json!({"map": map, "idempotencyKey": "k",
                          "replay": {"seed": 1, "actions": steps}});
         assert_eq!(message::<SimulateArgs>(big).0, "too_large");
+        let versioned = json!({"map": map, "idempotencyKey": "k",
+                               "replay": {"seed": 1, "version": 1, "actions": []}});
+        let (code, said) = message::<SimulateArgs>(versioned);
+        assert_eq!(code, "invalid_input");
+        assert!(
+            said.contains("`replay.version` is not sent") && said.contains("(got 1)"),
+            "{said}"
+        );
     }
 
     #[test]

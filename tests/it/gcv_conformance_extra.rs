@@ -404,3 +404,37 @@ async fn a_job_polled_after_its_record_expired_is_not_found_and_says_why() {
         "{never}"
     );
 }
+
+/// "The indices are stable for replay version 1 (`replay.version` is a format number)": a
+/// reader of the contract may send that number in a replay, which is only `{seed, actions}`.
+/// The refusal says the version is implied and to leave it out (it said "unknown field
+/// `version`", as if the contract had not named it), before anything is queued or charged.
+#[tokio::test]
+async fn a_replay_version_is_refused_as_implied() {
+    let app = spawn_gateway().await;
+    let key = app.agent_key("version", 0).await;
+    let replay = json!({"seed": 1, "version": 1, "actions": [{"action": 8, "ticks": 60}]});
+    for (tool, args) in [
+        (
+            "simulate_replay",
+            json!({"map": crate::harness::LEVEL_MAP, "replay": replay, "idempotencyKey": "v-1"}),
+        ),
+        (
+            "submit_level",
+            json!({"name": "mit-version", "map": crate::harness::LEVEL_MAP, "replay": replay, "idempotencyKey": "v-2"}),
+        ),
+    ] {
+        let e = tool_error(&app.call(tool, args, Some(&key)).await);
+        assert_eq!(e["code"], "invalid_input", "{tool}: {e}");
+        let m = e["message"].as_str().unwrap();
+        assert!(m.contains("`replay.version` is not sent"), "{tool}: {m}");
+        assert_eq!(
+            e["remaining"]["simulations"], 50,
+            "{tool}: nothing charged: {e}"
+        );
+        assert_eq!(
+            e["remaining"]["submissions"], 2,
+            "{tool}: nothing charged: {e}"
+        );
+    }
+}
