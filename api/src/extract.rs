@@ -589,8 +589,8 @@ impl<T: DeserializeOwned + Expected, S: Send + Sync> FromRequest<S> for Json<T> 
             serde_json::from_slice(bytes)
         };
         parsed.map(Json).map_err(|e| {
-            if let Some(surrogate) = horst_gateway::protocol::lone_surrogate(&e) {
-                return ApiError::new(code, format!("the body is not valid JSON: {surrogate}"));
+            if let Some(said) = horst_gateway::protocol::unreadable(bytes, &e) {
+                return ApiError::new(code, said);
             }
             let what = if e.is_syntax() || e.is_eof() {
                 "the body is not valid JSON"

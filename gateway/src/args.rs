@@ -199,13 +199,36 @@ struct LimitsAbout {
     level_name: String,
 }
 
-/// A level name: 1-30 letters, digits or hyphens.
+/// A level name: 1-30 ASCII letters, digits or hyphens.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LevelName(pub String);
 
 impl ArgValue for LevelName {
     fn expected() -> String {
-        format!("1-{MAX_NAME_CHARS} letters, digits or hyphens")
+        format!("1-{MAX_NAME_CHARS} ASCII letters, digits or hyphens")
+    }
+    /// Names the first character that is none of them, or the length: "letters" read as
+    /// `ä` or `ß` too to the author of a German level name, and the refusal did not say
+    /// which character it was (`Käse`, `erste schritte`, `level_1`).
+    fn refused(v: &Value) -> String {
+        let expected = Self::expected();
+        let Value::String(s) = v else {
+            return expected;
+        };
+        if let Some(c) = s
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || *c == '-'))
+        {
+            return format!(
+                "{expected}; {c:?} (U+{:04X}) is none of them (write umlauts as ae, oe, ue, ss and spaces or underscores as hyphens)",
+                u32::from(c)
+            );
+        }
+        match s.chars().count() {
+            0 => format!("{expected}; it is empty"),
+            n if n > MAX_NAME_CHARS => format!("{expected}; it has {n}"),
+            _ => expected,
+        }
     }
     fn from_json(v: Value) -> Option<Self> {
         match v {
@@ -450,6 +473,16 @@ impl ReplayArg {
             ))
             .with("limit", MAX_REPLAY_BYTES)
             .with("size", compact));
+        }
+        // The contract says the action indices are "stable for replay version 1
+        // (`replay.version` is a format number)", so a reader may send that number; a replay
+        // is only `{seed, actions}` ("only the fields seed and actions are allowed"), and the
+        // engine's refusal of an unknown field did not say that the version is implied.
+        if let Some(version) = self.0.get("version") {
+            return Err(ToolError::invalid(format!(
+                "`{field}.version` is not sent: a replay is only {{\"seed\", \"actions\"}}, and its format version (1, the one the 20 action indices are stable for) is implied; remove `version` (got {})",
+                crate::text::clip(&version.to_string(), ECHO_MAX_CHARS)
+            )));
         }
         horst_engine::parse_replay(&self.0).map_err(ToolError::from)?;
         Ok(())
@@ -1028,6 +1061,14 @@ mod tests {
         let big = json!({"map": map, "idempotencyKey": "k",
                          "replay": {"seed": 1, "actions": steps}});
         assert_eq!(message::<SimulateArgs>(big).0, "too_large");
+        let versioned = json!({"map": map, "idempotencyKey": "k",
+                               "replay": {"seed": 1, "version": 1, "actions": []}});
+        let (code, said) = message::<SimulateArgs>(versioned);
+        assert_eq!(code, "invalid_input");
+        assert!(
+            said.contains("`replay.version` is not sent") && said.contains("(got 1)"),
+            "{said}"
+        );
     }
 
     #[test]

@@ -617,7 +617,15 @@ impl Gateway {
         id: &str,
         caller: &Account,
     ) -> Result<Value, ToolError> {
-        let mine = || ToolError::not_found(format!("no job {id} of yours"));
+        // One answer for a job that never was, another account's and one whose record expired
+        // (a poll a week later): the caller learns nothing of other accounts, and is told that
+        // records do not live for ever and where its revisions stay listed.
+        let retention = self.config.queue.job_retention_hours;
+        let mine = || {
+            ToolError::not_found(format!(
+                "no job {id} of yours: no job of your account has this id, or its record expired (job records are kept {retention} h after they end); my_submissions lists your revisions"
+            ))
+        };
         let mut rec = self
             .queue
             .get(id)

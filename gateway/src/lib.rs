@@ -624,8 +624,10 @@ impl Gateway {
                 Reply::Json(protocol::success(id, tool_result(v, links)))
             }
             // Redis unreachable or refusing writes, found after the key was read: the same
-            // 503 as before it (the HTTP layer's), never a tool error under a 200.
-            Err(e) if e.code == ErrorCode::EngineUnavailable => unavailable(id, &e),
+            // 503 as before it (the HTTP layer's), never a tool error under a 200. No worker
+            // to evaluate a job is the contract's domain failure `engine_unavailable` ("no
+            // evaluator available"): a tool error under a 200, like every other code.
+            Err(e) if e.is_store_unreachable() => unavailable(id, &e),
             Err(e) => Reply::Json(protocol::success(id, tool_failure(&e))),
         }
     }

@@ -55,6 +55,8 @@ pub enum Incoming {
 pub enum ParseError {
     /// Not JSON at all (-32700).
     Malformed(String),
+    /// Not JSON this server reads (-32700), with the whole message ([`unreadable`]).
+    Unreadable(String),
     /// A JSON array: batches are not supported (HTTP 400).
     Batch,
     /// JSON, but not a JSON-RPC 2.0 message (-32600); `id` when one could be read.
@@ -70,6 +72,7 @@ impl ParseError {
                 &format!("the body is not valid JSON: {m}"),
                 None,
             ),
+            ParseError::Unreadable(m) => error(Value::Null, codes::PARSE_ERROR, m, None),
             ParseError::Batch => error(
                 Value::Null,
                 codes::INVALID_REQUEST,
@@ -95,9 +98,8 @@ pub fn without_bom(body: &[u8]) -> &[u8] {
 /// alone, or a low `"\udc00"` first), said as what is wrong and how to fix it, or `None` for
 /// any other error. JSON strings are Unicode text: a surrogate escape names half of a
 /// character, and serde_json's "lone leading surrogate in hex escape" (or "unexpected end of
-/// hex escape") named neither the rule nor the fix. Every JSON-reading route answers with this
-/// (the API's `Json` extractor, `/api/agent-keys`, `/api/mcp`), each with its own code.
-pub fn lone_surrogate(e: &serde_json::Error) -> Option<String> {
+/// hex escape") named neither the rule nor the fix. Part of [`unreadable`].
+fn lone_surrogate(e: &serde_json::Error) -> Option<String> {
     let text = e.to_string();
     let surrogate = text.starts_with("lone leading surrogate in hex escape")
         || text.starts_with("unexpected end of hex escape");
@@ -108,6 +110,61 @@ pub fn lone_surrogate(e: &serde_json::Error) -> Option<String> {
             e.column()
         )
     })
+}
+
+/// What is wrong with a body serde_json could not read, said with its place and the fix, for
+/// the errors whose own text names neither: a lone surrogate escape ([`lone_surrogate`]), a
+/// body that is not UTF-8, and one nested deeper than serde_json reads. `None` for any other
+/// error (serde_json's text says enough). Every JSON-reading route answers with this (the
+/// API's `Json` extractor, `/api/agent-keys`, `/api/mcp`), each with its own code.
+pub fn unreadable(body: &[u8], e: &serde_json::Error) -> Option<String> {
+    if let Some(surrogate) = lone_surrogate(e) {
+        return Some(format!("the body is not valid JSON: {surrogate}"));
+    }
+    if let Some(bad) = not_utf8(body, e) {
+        return Some(bad);
+    }
+    e.to_string().starts_with("recursion limit exceeded").then(|| {
+        format!(
+            "the body nests arrays and objects {MAX_DEPTH} or more levels deep (line {}, column {}); this server reads at most {} (a tool call with a replay needs 6): send the arguments as tools/list describes them",
+            e.line(),
+            e.column(),
+            MAX_DEPTH - 1
+        )
+    })
+}
+
+/// serde_json's nesting limit (arrays and objects, one level each).
+const MAX_DEPTH: usize = 128;
+
+/// The body is not UTF-8, at or before the place where serde_json stopped: said with the first
+/// byte that is not, and how to send it. serde_json said "invalid unicode code point at line 1
+/// column 56", which reads as a wrong `\u` escape. Windows PowerShell 5 sends a string body
+/// as ISO-8859-1, so a German map title (`Gipfelstürmer`) arrived so.
+fn not_utf8(body: &[u8], e: &serde_json::Error) -> Option<String> {
+    let at = std::str::from_utf8(body).err()?.valid_up_to();
+    let line_start = |line: usize| -> usize {
+        if line <= 1 {
+            return 0;
+        }
+        body.iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .nth(line - 2)
+            .map_or(body.len(), |(i, _)| i + 1)
+    };
+    // serde_json's column counts bytes, 1 at the first of a line; an error at the end of the
+    // body is past every byte.
+    let stopped = line_start(e.line()) + e.column().saturating_sub(1);
+    if at > stopped {
+        return None;
+    }
+    let line = 1 + body[..at].iter().filter(|b| **b == b'\n').count();
+    let column = at - line_start(line) + 1;
+    Some(format!(
+        "the body is not UTF-8: the byte 0x{:02X} at line {line}, column {column} is not part of a UTF-8 character (text in Latin-1 or Windows-1252?); JSON text is UTF-8 (RFC 8259): encode the body as UTF-8 (Windows PowerShell 5 sends a string body as ISO-8859-1: send [Text.Encoding]::UTF8.GetBytes($body) instead)",
+        body[at]
+    ))
 }
 
 /// Parses one message (after a byte order mark, [`without_bom`]). A number too large for a
@@ -197,9 +254,10 @@ fn parse_exact(body: &[u8]) -> Result<Incoming, ParseError> {
             })
         }
         Err(e) => {
-            return Err(ParseError::Malformed(
-                lone_surrogate(&e).unwrap_or_else(|| e.to_string()),
-            ))
+            return Err(match unreadable(body, &e) {
+                Some(said) => ParseError::Unreadable(said),
+                None => ParseError::Malformed(e.to_string()),
+            })
         }
     };
     let obj = match value {
@@ -478,6 +536,35 @@ mod tests {
         assert_eq!(request_id(br#"{"id":-0}"#).to_string(), "0");
         assert_eq!(request_id(br#"{"id":-3.0}"#).to_string(), "-3.0");
         assert_eq!(request_id(br#"{"id":5,"x":1e400}"#), json!(5));
+    }
+
+    /// A body that is not UTF-8 is named with its first such byte, on its line and column;
+    /// one broken before that byte keeps serde_json's own message, and so does valid UTF-8.
+    #[test]
+    fn bodies_that_are_not_utf8_or_too_deep_are_said_so() {
+        let said = |body: &[u8]| match parse(body) {
+            Err(ParseError::Unreadable(m)) => Some(m),
+            _ => None,
+        };
+        let m = said(b"{\"jsonrpc\":\"2.0\",\n\"id\":1,\"method\":\"p\xe4\"}").unwrap();
+        assert!(m.contains("the byte 0xE4 at line 2, column 19"), "{m}");
+        assert!(m.starts_with("the body is not UTF-8"), "{m}");
+        // A syntax error before the byte is that error.
+        assert!(matches!(
+            parse(b"{\"a\" 1, \"b\":\"\xff\"}"),
+            Err(ParseError::Malformed(_))
+        ));
+        // Outside a string, too.
+        let m = said(b"{\"a\":\xff}").unwrap();
+        assert!(m.contains("the byte 0xFF at line 1, column 6"), "{m}");
+        let deep = format!("{}{}", "[".repeat(128), "]".repeat(128));
+        let m = said(deep.as_bytes()).unwrap();
+        assert!(m.contains("128 or more levels deep"), "{m}");
+        let ok = format!("{}{}", "[".repeat(127), "]".repeat(127));
+        assert_eq!(parse(ok.as_bytes()), Err(ParseError::Batch));
+        // A lone surrogate is still said as one.
+        let m = said(br#"{"a":"\ud800"}"#).unwrap();
+        assert!(m.contains("lone UTF-16 surrogate"), "{m}");
     }
 
     #[test]

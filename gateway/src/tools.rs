@@ -365,7 +365,7 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::SubmitLevel => Spec {
             title: "Submit a level to the Labor",
-            description: "Re-simulates your winning replay on map and, only if it wins, stores an immutable Labor revision under name (1-30 letters, digits or hyphens; the first submission claims the name for you; a successor names parentRevisionId of the same name). Returns jobId, revisionId, state labor, seed, ticks and the acceptance report. Use it once simulate_replay or playtest_map says won. Costs one submission; counts against your Labor candidates and storage; send a fresh idempotencyKey. Fails with validation_failed (the map is invalid, the replay does not win, or the parent is wrong), forbidden (a reserved name or another account's) or quota.",
+            description: "Re-simulates your winning replay on map and, only if it wins, stores an immutable Labor revision under name (1-30 ASCII letters, digits or hyphens; the first submission claims the name for you; a successor names parentRevisionId of the same name). Returns jobId, revisionId, state labor, seed, ticks and the acceptance report. Use it once simulate_replay or playtest_map says won. Costs one submission; counts against your Labor candidates and storage; send a fresh idempotencyKey. Fails with validation_failed (the map is invalid, the replay does not win, or the parent is wrong), forbidden (a reserved name or another account's) or quota.",
             output: output(json!({
                     "jobId": t(STR), "revisionId": t(STR), "name": t(STR), "mapHash": t(STR),
                     "state": t(STR), "seed": t("integer"), "ticks": t("integer"),

@@ -769,16 +769,24 @@ async fn get_submission_says_why_a_losing_submission_stored_nothing() {
 /// dropped while still queued, nothing is charged, and the caller gets the contract's
 /// `engine_unavailable` ("no evaluator available") with `retryAfterSeconds` and the job's id.
 /// The same idempotencyKey starts afresh once a worker runs.
+///
+/// The contract lists `engine_unavailable` among the domain failures, "HTTP 200 with an
+/// `isError` result": it was a 503 JSON-RPC error, which MCP clients raise as a transport
+/// failure (the TypeScript SDK's "Error POSTing to endpoint (HTTP 503)"), so the agent never
+/// read the code, the wait or the job id. Only an unreachable store stays a 503.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_no_worker_running_a_job_is_answered_engine_unavailable_and_not_charged() {
     let app = spawn_gateway().await;
     let key = app.agent_key("nora", 1).await;
     let args = json!({"map": TINY_MAP, "idempotencyKey": "lonely"});
     let a = app.call("playtest_map", args.clone(), Some(&key)).await;
-    assert_eq!(a.status, 503, "{}", a.text);
-    assert!(a.headers.get("retry-after").is_some(), "{}", a.text);
-    let error = &a.body["error"]["data"];
+    let error = &tool_error(&a);
     assert_eq!(error["code"], "engine_unavailable", "{}", a.text);
+    assert_eq!(
+        error["remaining"]["playtests"], 20,
+        "nothing charged: {}",
+        a.text
+    );
     assert_eq!(error["retryAfterSeconds"], 30, "{}", a.text);
     assert!(
         error["message"].as_str().unwrap().contains("no worker"),

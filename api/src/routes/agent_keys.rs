@@ -100,13 +100,11 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
             Ok(Value::Object(o)) => o,
             other => {
                 let e = other.err();
-                if let Some(surrogate) =
-                    e.as_ref().and_then(horst_gateway::protocol::lone_surrogate)
+                if let Some(said) = e
+                    .as_ref()
+                    .and_then(|e| horst_gateway::protocol::unreadable(bytes, e))
                 {
-                    return client(
-                        ApiCode::InvalidInput,
-                        format!("the body is not valid JSON: {surrogate}"),
-                    );
+                    return client(ApiCode::InvalidInput, said);
                 }
                 return client(
                     ApiCode::InvalidInput,
