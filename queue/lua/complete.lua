@@ -65,7 +65,8 @@ else
   -- One read of what the check, the counts and the waiters' payload need (never the record).
   local f = redis.call('HMGET', jk, 'state', 'token', 'day', 'kind', 'started', 'charged',
     'worker')
-  if f[1] ~= 'running' or f[2] ~= ARGV[2] then return 0 end
+  -- A claim's token is its start (claim_next writes no `token` field; a hand-off does).
+  if f[1] ~= 'running' or (f[2] or f[5]) ~= ARGV[2] then return 0 end
   if f[3] ~= ARGV[8] then return redis.error_reply('complete: KEYS[3] is not the budget of the job\'s day') end
   redis.call('ZREM', KEYS[2], ARGV[1])
   kind, started, charged, worker = f[4], tonumber(f[5]), tonumber(f[6]), f[7]

@@ -202,8 +202,10 @@ local function held_claim(ri, bi, slot, newer_than, known)
   for _, id in ipairs(redis.call('ZRANGE', KEYS[ri], 0, -1)) do
     if not (known and known[id]) then
       local jk = group_key(KEYS[bi], 'job:', id)
-      local f = redis.call('HMGET', jk, 'state', 'worker', 'token')
-      local t = f[3] and f[3] + 0
+      -- A claim's token is its start (claim_next writes no `token` field; a hand-off does).
+      local f = redis.call('HMGET', jk, 'state', 'worker', 'token', 'started')
+      local tt = f[3] or f[4]
+      local t = tt and tt + 0
       if f[1] == 'running' and f[2] == slot and t and (t > floor or (known and t == floor)) then
         -- Answered to the slot, it is taken up here (a hand-off's mark, admit.lua, goes):
         -- from now on a death of its worker fails it as any claimed job's (reap.lua).
@@ -211,7 +213,7 @@ local function held_claim(ri, bi, slot, newer_than, known)
         local v = redis.call('HMGET', jk, unpack(CLAIM_FIELDS))
         local run = redis.call('HMGET', jk, 'started', 'worker', 'charged')
         for i = 1, 3 do v[#CLAIM_FIELDS + i] = run[i] end
-        return {'claimed', f[3], v, 0}
+        return {'claimed', tt, v, 0}
       end
     end
   end
@@ -410,12 +412,15 @@ for _ = 1, bound + 0 do
       set[#set + 1] = int((t[5] or 0) + (f[8] or 0))
       redis.call(unpack(set))
       -- The fencing token: the claim's time. A job is claimed once (never queued again), so
-      -- it tells this claim from any other holder; a counter would cost a write a job.
+      -- it tells this claim from any other holder; a counter would cost a write a job. It is
+      -- the record's `started`, which every check of a token reads when the record has no
+      -- `token` field: only a hand-off (admit.lua) writes one (a worker of a version before
+      -- this one reads only `token`, and may be the slot handed the job), and each field
+      -- written costs Redis about 1,500 instructions (its arguments, the AOF).
       local token = now
-      local token_text = now_text()
       local lease_until = int(now + lease_ms)
-      redis.call('HSET', jk, 'state', 'running', 'started', token_text, 'token', token_text,
-        'worker', slot, 'lease_until', lease_until, 'charged', f[8], 'pool', pool)
+      redis.call('HSET', jk, 'state', 'running', 'started', now_text(), 'worker', slot,
+        'lease_until', lease_until, 'charged', f[8], 'pool', pool)
       redis.call('ZADD', KEYS[ri], lease_until, jid)
       if registered == '1' then redis.call('ZREM', KEYS[ii], slot) end
       -- Another waits: the other lane's head, or any beyond this one in the lanes' count.
