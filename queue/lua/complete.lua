@@ -153,5 +153,9 @@ if next[1] == 'empty' then
   return 2
 end
 if done_f then redis.call('HINCRBY', fk, done_f, 1) end
-if next[1] == 'claimed' then return {3, next[2], next[3], next[4]} end
+if next[1] == 'claimed' then
+  -- The claim's own reply, marked as this script's (no table made for a copy of it).
+  next[1] = 3
+  return next
+end
 return 1
