@@ -118,7 +118,7 @@ local day = day_of(now)
 if day ~= ARGV[1] + 0 then return {'day', day} end
 
 -- The key's first use is taken and its earlier use read in one command. A refusal below gives
--- the key back (the reply's wrapper, at the end), so only an admitted job keeps it. At
+-- the key back (give_back, helpers.lua), so only an admitted job keeps it. At
 -- maxmemory Redis refuses the SET before it looks (it may grow memory): then the key is only
 -- read, as a replay needs no room, and the admission's first write fails as it would anyway.
 local idem_taken = true
@@ -139,10 +139,13 @@ if rec then
   -- The job record expired before its key did: treat the key as new.
 end
 
--- Everything after the key's first use, in a function: its refusals give the key back.
-local function decide()
+-- Everything after the key's first use runs in the script's own body, with no function made
+-- for it: every refusal returns through give_back (helpers.lua), which gives the key back.
+-- (A `decide` function around it and five functions made inside it, closures over some
+-- twenty locals, cost about 12,000 instructions an admission: Redis makes every closure of
+-- the text again on each call.) A refusal's retry: the job's limit in whole seconds, at
+-- least 1 (made only when refused).
 
-local retry = math.max(1, math.ceil((ARGV[17] + 0) / 1000))
 -- queue:fair in one read: the lane's round and sequence, the account's last round in the
 -- lane and its waiting jobs, how late the lane's owed turns run, and the jobs waiting in
 -- both lanes (the lanes' ZCARDs, kept by every script that adds or removes one).
@@ -152,7 +155,8 @@ local t = redis.call('HMGET', fk, 'round:' .. ln, mine_f, 'seq:' .. ln, wf, owed
   'end:general', 'end:referee', 'idle:general', 'idle:referee', 'charged:' .. ARGV[1])
 local mine = (t[4] or 0) + 0
 if mine >= (ARGV[10] + 0) then
-  return {'busy', 'account', retry}
+  return give_back(idem_taken, KEYS[1],
+    {'busy', 'account', math.max(1, math.ceil((ARGV[17] + 0) / 1000))})
 end
 
 -- Owed turns. An account refused for want of room is told when to come back; until then
@@ -163,6 +167,10 @@ end
 -- back stops holding a place once the grace has passed.
 -- Only reads until the first write that may grow memory: Redis refuses a script at maxmemory
 -- only at that first write (one that frees memory before it would let the rest through).
+-- A refusal for want of room (admit_refuse, helpers.lua) keeps the account's turn, forgets
+-- the stale turns and the dead workers' slots (only after a write that may grow memory,
+-- for the same reason: an HDEL first would let an admission past maxmemory) and keeps what
+-- the start-in-time check read afresh, as the admission's own write of queue:fair does.
 local owed = KEYS[12]
 local kept_since = now - (ARGV[27] + 0)
 -- The turns still kept, in one read (few: accounts refused in the last seconds). None can be
@@ -170,7 +178,7 @@ local kept_since = now - (ARGV[27] + 0)
 -- refusal) is past: the common case costs no read. No field: not known (the lane's owed
 -- turns of a version before it), so read.
 local owed_until = tonumber(t[5])
-local kept = {}
+local kept = NO_ENTRIES
 if not owed_until or owed_until >= kept_since then
   kept = redis.call('ZRANGE', owed, kept_since, '+inf', 'BYSCORE', 'WITHSCORES')
 end
@@ -185,59 +193,16 @@ if promised then
     if tonumber(kept[i]) < promised then owed_ahead = owed_ahead + 1 end
   end
 end
-local function forget_stale()
-  redis.call('ZREMRANGEBYSCORE', owed, '-inf', '(' .. kept_since)
-end
--- Dead workers' slots are dropped from queue:slots only after a write that may grow memory,
--- for the same reason (an HDEL first would let an admission past maxmemory).
-local dead = {}
-local function forget_dead()
-  if #dead > 0 then redis.call('HDEL', KEYS[9], unpack(dead)) end
-end
--- What the start-in-time check read afresh (the live slots' sum, the pool's latest end and
--- its field), kept in queue:fair by the write that ends the script, a refusal's too: under a
--- flood of refusals each would read them again otherwise.
-local fresh_cap, fresh_end, end_f
-local function keep_fresh(set)
-  if fresh_cap then
-    set[#set + 1] = 'cap'
-    set[#set + 1] = fresh_cap
-  end
-  if fresh_end then
-    set[#set + 1] = end_f
-    set[#set + 1] = fresh_end
-  end
-end
-local function refuse(cap, retry_s, ahead)
-  local until_ms = now + retry_s * 1000
-  redis.call('ZADD', owed, until_ms, account)
-  -- Not known before: the latest of the turns read (those not read are past keeping).
-  local latest = owed_until or 0
-  if not owed_until then
-    for i = 2, #kept, 2 do latest = math.max(latest, tonumber(kept[i])) end
-  end
-  local set = {'HSET', fk}
-  if latest < until_ms or not owed_until then
-    set[#set + 1] = owed_f
-    set[#set + 1] = int(math.max(latest, until_ms))
-  end
-  keep_fresh(set)
-  if #set > 2 then redis.call(unpack(set)) end
-  forget_stale()
-  forget_dead()
-  local keep = retry_s * 1000 + (ARGV[27] + 0)
-  if redis.call('PTTL', owed) < keep then redis.call('PEXPIRE', owed, keep) end
-  if ahead then return {'busy', cap, retry_s, ahead} end
-  return {'busy', cap, retry_s}
-end
 
 local lane = KEYS[3]
 local waiting = (t[6] or 0) + 0
-if waiting >= (ARGV[11] + 0) then
-  return refuse('global', retry)
-end
-if ARGV[23] == 'planner' and waiting >= (ARGV[11] + 0) - (ARGV[24] + 0) then
-  return refuse('reserved', retry)
+if waiting >= (ARGV[11] + 0) or
+  (ARGV[23] == 'planner' and waiting >= (ARGV[11] + 0) - (ARGV[24] + 0)) then
+  local cap = 'global'
+  if waiting < (ARGV[11] + 0) then cap = 'reserved' end
+  return give_back(idem_taken, KEYS[1], admit_refuse(owed, fk, owed_f, owed_until, kept, now,
+    kept_since, account, ARGV[27] + 0, KEYS[9], nil, nil, nil, nil, cap,
+    math.max(1, math.ceil((ARGV[17] + 0) / 1000))))
 end
 
 -- The account's turn: one round after the lane's last claimed one, and after its own last
@@ -260,12 +225,17 @@ local score = int(round * TURN_SPAN + seq)
 -- retirement drops it (Queue::announce_slots), so a new worker counts at once.
 local exec, slack = (ARGV[17] + 0), (ARGV[25] + 0)
 local general, referee
+-- What the check read afresh (the live slots' sum, the pool's latest end), kept in
+-- queue:fair by the write that ends the script, a refusal's too: under a flood of refusals
+-- each would read them again otherwise. And the dead workers' slots to forget.
+local fresh_cap, fresh_end, dead
 do
   local g, r, u = string.match(t[7] or '', '^(%d+) (%d+) (%d+)$')
-  if g and tonumber(u) > now then general, referee = tonumber(g), tonumber(r) end
+  if g and u + 0 > now then general, referee = g + 0, r + 0 end
 end
 if not general then
   general, referee = 0, 0
+  dead = {}
   local soonest
   local slots = redis.call('HGETALL', KEYS[9])
   for i = 1, #slots, 2 do
@@ -283,7 +253,7 @@ end
 local pool, latest = 'general', t[8]
 local cap = general
 if ARGV[23] == 'referee' and referee > 0 then pool, cap, latest = 'referee', referee, t[9] end
-end_f = 'end:' .. pool
+local end_f = 'end:' .. pool
 if cap > 0 then
   local d, wait_until = exec + slack, now + (ARGV[16] + 0)
   -- queue:fair's 'end:<pool>' is at least the latest end of every job running on the pool's
@@ -321,6 +291,7 @@ if cap > 0 then
     -- frees first, for its whole limit d. Once the slots' free times lie within d of each
     -- other, that is round robin (the slot just taken frees last again), so only the first
     -- steps are played out and the rest is counted: the cost does not grow with the queue.
+    -- (A function made only on this path, which reads the running jobs anyway.)
     local function late_with(ahead)
       local at, n, left = {unpack(free)}, #free, ahead
       while left > 0 and at[n] - at[1] > d do
@@ -340,7 +311,11 @@ if cap > 0 then
     if late_with(waiting + owed_ahead) > 0 then
       local ahead = redis.call('ZCOUNT', lane, '-inf', '(' .. score) + owed_ahead
       local late = late_with(ahead)
-      if late > 0 then return refuse('late', math.max(1, math.ceil(late / 1000)), ahead) end
+      if late > 0 then
+        return give_back(idem_taken, KEYS[1], admit_refuse(owed, fk, owed_f, owed_until, kept,
+          now, kept_since, account, ARGV[27] + 0, KEYS[9], dead, fresh_cap, end_f, fresh_end,
+          'late', math.max(1, math.ceil(late / 1000)), ahead))
+      end
     end
   end
 end
@@ -351,36 +326,40 @@ local d_kind, d_bytes = 'd:' .. account .. ':' .. kind, 'd:' .. account .. ':byt
 local b = redis.call('HMGET', bk, 'used', 'trust0', 'jobs:' .. kind, 'bytes', d_kind, d_bytes)
 local mine_today = (b[5] or 0) + 0
 if mine_today >= (ARGV[12] + 0) then
-  return {'quota', 'owner', to_midnight_s(now)}
+  return give_back(idem_taken, KEYS[1], {'quota', 'owner', to_midnight_s(now)})
 end
 local used, trust0 = (b[1] or 0) + 0, (b[2] or 0) + 0
 if used + reserve > (ARGV[13] + 0) then
-  return {'quota', 'global', to_midnight_s(now)}
+  return give_back(idem_taken, KEYS[1], {'quota', 'global', to_midnight_s(now)})
 end
 if trust == '0' and trust0 + reserve > (ARGV[14] + 0) then
-  return {'quota', 'global_new', to_midnight_s(now)}
+  return give_back(idem_taken, KEYS[1], {'quota', 'global_new', to_midnight_s(now)})
 end
 
 -- Inputs kept once (queue/src/inputs.rs): every blob must still be there; one whose expiry
 -- ends before the end of the day in which this job's record expires at the latest is
 -- extended to it and its bytes count today (one extended to this day's end already differs
 -- from it by a millisecond's rounding at most; any other is a day short or more).
-local keep_ms = (day_of(now + (ARGV[28] + 0)) + 1) * DAY_MS - now
-local extend, added = {}, 0
-for i = 13, 12 + (ARGV[31] + 0) do
-  local ttl = redis.call('PTTL', KEYS[i])
-  if ttl == -2 then return {'inputs'} end
-  if ttl < keep_ms - 1000 then
-    extend[#extend + 1] = KEYS[i]
-    added = added + redis.call('STRLEN', KEYS[i])
+local blobs = ARGV[31] + 0
+local keep_ms, extend, added = 0, NO_ENTRIES, 0
+if blobs > 0 then
+  keep_ms = (day_of(now + (ARGV[28] + 0)) + 1) * DAY_MS - now
+  extend = {}
+  for i = 13, 12 + blobs do
+    local ttl = redis.call('PTTL', KEYS[i])
+    if ttl == -2 then return give_back(idem_taken, KEYS[1], {'inputs'}) end
+    if ttl < keep_ms - 1000 then
+      extend[#extend + 1] = KEYS[i]
+      added = added + redis.call('STRLEN', KEYS[i])
+    end
   end
 end
 if added > 0 then
   if ((b[6] or 0) + 0) + added > (ARGV[29] + 0) then
-    return {'quota', 'input_bytes', to_midnight_s(now)}
+    return give_back(idem_taken, KEYS[1], {'quota', 'input_bytes', to_midnight_s(now)})
   end
   if ((b[4] or 0) + 0) + added > (ARGV[30] + 0) then
-    return {'quota', 'global_input_bytes', to_midnight_s(now)}
+    return give_back(idem_taken, KEYS[1], {'quota', 'global_input_bytes', to_midnight_s(now)})
   end
 end
 
@@ -409,44 +388,56 @@ if not b[1] then redis.call('EXPIRE', bk, COUNTER_TTL) end
 for _, blob in ipairs(extend) do redis.call('PEXPIRE', blob, keep_ms) end
 
 local jk = KEYS[5]
-local now_text = int(now)
--- queue:fair's one write, made up below (and the lane's owed turns known to be none kept,
--- the first time that is found).
-local fair = {'HSET', fk}
-if not owed_until and #kept == 0 then
-  fair[#fair + 1] = owed_f
-  fair[#fair + 1] = '0'
-end
-keep_fresh(fair)
-if not t[6] then
-  fair[#fair + 1] = HASH_TABLE_FIELD
-  fair[#fair + 1] = HASH_TABLE_VALUE
-end
+-- The clock's text, once for the whole group of admissions (helpers.lua).
+local created = now_text()
 -- One idle slot is popped, in whichever process it is: the cost of an admission does not
 -- grow with the workers. Referee work takes a referee slot first (general slots stay free
 -- for playtests). A pool whose idle mark (queue:fair's 'idle:<pool>') is '0' has none: an
 -- admission found its idle slots empty, and every registration since would have set the
 -- mark in its own step (idle.lua, complete.lua). So with every slot busy, as under load,
 -- no pop is made; a pop that finds none sets the mark, in the write of queue:fair.
-local function pop_idle(key, mark_f, mark)
-  if mark == '0' then return {} end
-  local w = redis.call('ZPOPMAX', key)
-  if #w == 0 then
-    fair[#fair + 1] = mark_f
-    fair[#fair + 1] = '0'
-  end
-  return w
+local woken, wpool, none_referee, none_general = nil, 'general', false, false
+if ARGV[23] == 'referee' and referee > 0 and t[11] ~= '0' then
+  local w = redis.call('ZPOPMAX', KEYS[16])
+  if #w == 0 then none_referee = true else woken, wpool = w, 'referee' end
 end
-local woken, wpool = {}, 'general'
-if ARGV[23] == 'referee' and referee > 0 then
-  woken, wpool = pop_idle(KEYS[16], 'idle:referee', t[11]), 'referee'
+if not woken and t[10] ~= '0' then
+  local w = redis.call('ZPOPMAX', KEYS[15])
+  if #w == 0 then none_general = true else woken = w end
 end
-if #woken == 0 then woken, wpool = pop_idle(KEYS[15], 'idle:general', t[10]), 'general' end
 -- Handed to the slot popped (the header): only with nothing waiting in the lanes (no job is
 -- passed over), to a slot that said it was idle just now, and a job that can finish within
 -- its caller's wait (else claim.lua would time it out: it waits in its lane for that).
-local handed = #woken > 0 and waiting == 0 and woken[2] + 0 >= now - ARGV[33]
+local handed = woken and waiting == 0 and woken[2] + 0 >= now - ARGV[33]
   and exec <= (ARGV[16] + 0)
+-- queue:fair's one write: a queued job's turn, the lane's sequence, the account's and the
+-- lanes' waiting counts (made with the table, which then needs no growing), and what else
+-- this admission found: the lane's owed turns known to be none kept, the first time that is
+-- found; what the start-in-time check read afresh; the pools found without an idle slot.
+local fair
+if handed then
+  fair = {'HSET', fk}
+else
+  fair = {'HSET', fk, mine_f, int(round), 'seq:' .. ln, int(seq), wf, int(mine + 1),
+    'n', int(waiting + 1)}
+end
+if not owed_until and #kept == 0 then
+  fair[#fair + 1] = owed_f
+  fair[#fair + 1] = '0'
+end
+keep_fresh(fair, fresh_cap, end_f, fresh_end)
+if not t[6] then
+  fair[#fair + 1] = HASH_TABLE_FIELD
+  fair[#fair + 1] = HASH_TABLE_VALUE
+end
+if none_referee then
+  fair[#fair + 1] = 'idle:referee'
+  fair[#fair + 1] = '0'
+end
+if none_general then
+  fair[#fair + 1] = 'idle:general'
+  fair[#fair + 1] = '0'
+end
 -- The record is a hash table from its first write (HASH_TABLE_FIELD, as queue:fair's and
 -- the day's hashes). Its completion writes a value over 64 bytes (the result, a failure), so
 -- Redis would convert it then anyway; kept as a listpack until then, each field its claim and
@@ -454,7 +445,7 @@ local handed = #woken > 0 and waiting == 0 and woken[2] + 0 >= now - ARGV[33]
 -- about 56,000 instructions a job more (callgrind). An input over 64 bytes converts it
 -- already: then the pair is the id again, and the record holds no field more.
 local pad_f, pad_v = 'id', jid
-if string.len(input) <= 64 then pad_f, pad_v = HASH_TABLE_FIELD, HASH_TABLE_VALUE end
+if #input <= 64 then pad_f, pad_v = HASH_TABLE_FIELD, HASH_TABLE_VALUE end
 local deadline, request = int(now + (ARGV[16] + 0)), ARGV[26] or ''
 -- A handed job's token (its claim's time) is newer than every claim the slot knows: its idle
 -- entry's score is at least its newest claim's token (idle.lua, complete.lua), so the token
@@ -463,16 +454,16 @@ local deadline, request = int(now + (ARGV[16] + 0)), ARGV[26] or ''
 -- same millisecond as the slot's last claim (a job that ran under a millisecond), or after
 -- Redis's clock stepped back, was taken for one, never taken up, and waited for its lease to
 -- run out (the queue benchmark crawled at 200 jobs/s).
-local token_text = now_text
-if handed then token_text = int(math.max(now, woken[2] + 1)) end
+local token_text
 if handed then
+  token_text = int(math.max(now, woken[2] + 1))
   -- Claimed for the slot as claim.lua claims (claim_next): running under the claim's time as
   -- its token, leased, charged its reservation, on the running jobs; the lane's turn moves
   -- on to its round, the pool's latest end rises to its end (when kept), and the day's
   -- charge grows. The account's and the lanes' waiting counts never held it.
   local lease_until = int(now + (ARGV[32] + 0))
   redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
-    'state', 'running', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', now_text,
+    'state', 'running', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', created,
     'deadline', deadline, 'exec_ms', ARGV[17], 'reserved', ARGV[9],
     'charged', ARGV[9], 'day', ARGV[1], 'waiter', ARGV[21], 'request', request,
     'started', token_text, 'token', token_text, 'worker', woken[1], 'lease_until', lease_until,
@@ -493,19 +484,10 @@ if handed then
   fair[#fair + 1] = int(((t[12] or 0) + 0) + reserve)
 else
   redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
-    'state', 'queued', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', now_text,
+    'state', 'queued', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', created,
     'deadline', deadline, 'exec_ms', ARGV[17], 'reserved', ARGV[9],
     'day', ARGV[1], 'waiter', ARGV[21], 'request', request, pad_f, pad_v)
   redis.call('ZADD', lane, score, jid)
-  -- The account's turn, the lane's sequence and the account's waiting count.
-  fair[#fair + 1] = mine_f
-  fair[#fair + 1] = int(round)
-  fair[#fair + 1] = 'seq:' .. ln
-  fair[#fair + 1] = int(seq)
-  fair[#fair + 1] = wf
-  fair[#fair + 1] = int(mine + 1)
-  fair[#fair + 1] = 'n'
-  fair[#fair + 1] = int(waiting + 1)
 end
 if ARGV[21] ~= '' and (ARGV[22] + 0) > 0 then
   redis.call('SET', KEYS[7], '1', 'EX', ARGV[22])
@@ -513,9 +495,9 @@ end
 if not idem_taken then redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', ARGV[15]) end
 -- Its kept turn is used now (a stale one is ignored, and dropped by the next refusal).
 if promised then redis.call('ZREM', owed, account) end
-forget_dead()
+if dead and #dead > 0 then redis.call('HDEL', KEYS[9], unpack(dead)) end
 if #fair > 2 then redis.call(unpack(fair)) end
-redis.call('ZADD', KEYS[6], now_text, jid)
+redis.call('ZADD', KEYS[6], created, jid)
 -- The index is trimmed, and its expiry moved, once a day per account and kind (its first
 -- job then): it lives a day longer than its retention, so no job of the day is dropped
 -- early, and an account that stops using the gateway leaves no index behind.
@@ -527,19 +509,14 @@ end
 -- every slot is busy, and the next to finish claims the job.
 if handed then
   local values = {'running', account, ARGV[1], ARGV[6], ARGV[21], deadline, ARGV[17],
-    ARGV[9], jid, kind, trust, input, now_text, request}
+    ARGV[9], jid, kind, trust, input, created, request}
   local parts = {'claim|', token_text}
   for i = 1, #values do
     parts[#parts + 1] = '|' .. string.len(values[i]) .. '|'
     parts[#parts + 1] = values[i]
   end
   redis.call('PUBLISH', ARGV[19] .. ':' .. woken[1], table.concat(parts))
-elseif #woken > 0 then
+elseif woken then
   redis.call('PUBLISH', ARGV[19] .. ':' .. woken[1], jid)
 end
 return {'new', jid, now}
-end
-
-local reply = decide()
-if reply[1] ~= 'new' and idem_taken then redis.call('DEL', KEYS[1]) end
-return reply

@@ -55,5 +55,5 @@ if ARGV[6] == '1' and ARGV[8] ~= '' and not redis.call('ZSCORE', KEYS[5], ARGV[1
   local held = held_claim(4, 6, ARGV[1], ARGV[8])
   if held then return held end
 end
-return claim_next({lane1 = 1, lane2 = 2, fair = 3, running = 4, idle = 5, base = 6}, now_ms(),
-  ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+return (claim_next(1, 2, 3, 4, 5, 6, nil, now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5],
+  ARGV[6], ARGV[7]))

@@ -65,16 +65,25 @@ else
   -- One read of what the check, the counts and the waiters' payload need (never the record).
   local f = redis.call('HMGET', jk, 'state', 'token', 'day', 'kind', 'started', 'charged',
     'worker')
-  if f[1] ~= 'running' or f[2] ~= ARGV[2] then return 0 end
+  -- A claim's token is its start (claim_next writes no `token` field; a hand-off does).
+  if f[1] ~= 'running' or (f[2] or f[5]) ~= ARGV[2] then return 0 end
   if f[3] ~= ARGV[8] then return redis.error_reply('complete: KEYS[3] is not the budget of the job\'s day') end
   redis.call('ZREM', KEYS[2], ARGV[1])
   kind, started, charged, worker = f[4], tonumber(f[5]), tonumber(f[6]), f[7]
 end
-local now_text = int(now)
-local set = {'HSET', jk, 'state', ARGV[3], 'finished', now_text}
-if ARGV[4] ~= '' then set[#set + 1] = 'result'; set[#set + 1] = ARGV[4] end
-if ARGV[5] ~= '' then set[#set + 1] = 'failure'; set[#set + 1] = ARGV[5] end
-redis.call(unpack(set))
+-- The clock's text, once for the whole group of completions (helpers.lua).
+local finished = now_text()
+-- One command for each shape (no table of arguments made and unpacked).
+if ARGV[4] == '' and ARGV[5] == '' then
+  redis.call('HSET', jk, 'state', ARGV[3], 'finished', finished)
+elseif ARGV[5] == '' then
+  redis.call('HSET', jk, 'state', ARGV[3], 'finished', finished, 'result', ARGV[4])
+elseif ARGV[4] == '' then
+  redis.call('HSET', jk, 'state', ARGV[3], 'finished', finished, 'failure', ARGV[5])
+else
+  redis.call('HSET', jk, 'state', ARGV[3], 'finished', finished, 'result', ARGV[4],
+    'failure', ARGV[5])
+end
 redis.call('EXPIRE', jk, ARGV[6])
 -- A failed job is noted for the operator's listing across accounts (a succeeded one is not:
 -- no command more for it, nor the key's name). KEYS[8], the group's base, is always given.
@@ -85,7 +94,7 @@ end
 -- The worker that holds the claim sent the message but for its end (cjson.encode of it here
 -- cost about 18,000 instructions).
 if ARGV[18] ~= '' then
-  redis.call('PUBLISH', ARGV[7], ARGV[18] .. now_text .. '}')
+  redis.call('PUBLISH', ARGV[7], ARGV[18] .. finished .. '}')
 else
   if held then
     started, charged, worker = tonumber(ARGV[15]), tonumber(ARGV[16]), ARGV[17]
@@ -107,28 +116,10 @@ if kind then
   end
 end
 if ARGV[9] == '' then return 1 end
--- The slot registers idle; a new entry marks its pool as possibly holding an idle slot
--- (queue:fair's 'idle:<pool>', which admission reads before it pops one), in this step.
--- `f`: queue:fair's 'n', the mark and the count, when read: then the mark is written only
--- when it is not set already, and the count with it.
+-- The slot registers idle (idle_after_completion, helpers.lua); a new entry marks its pool
+-- as possibly holding an idle slot (queue:fair's 'idle:<pool>', which admission reads before
+-- it pops one), in this step.
 local mark_f = 'idle:' .. ARGV[11]
-local function register_idle(f)
-  local set = {'HSET', fk}
-  -- Its entry's score is never older than this job's token, the slot's newest claim (a hand-off
-  -- passes the score: admit.lua).
-  if redis.call('ZADD', KEYS[4], int(math.max(now, ARGV[2] + 0)), ARGV[9]) == 1
-    and (not f or f[2] ~= '1') then
-    set[#set + 1] = mark_f; set[#set + 1] = '1'
-  end
-  if done_f then
-    if f then
-      set[#set + 1] = done_f; set[#set + 1] = int((f[3] or 0) + 1)
-    else
-      redis.call('HINCRBY', fk, done_f, 1)
-    end
-  end
-  if #set > 2 then redis.call(unpack(set)) end
-end
 if ARGV[12] ~= '1' then
   -- The lanes' count of waiting jobs (kept by every script that adds or removes one, and
   -- set right by each fair sweep) says whether one waits, with the mark and the count in
@@ -141,7 +132,7 @@ if ARGV[12] ~= '1' then
     none = redis.call('EXISTS', KEYS[5]) == 0
   end
   if none then
-    register_idle(f)
+    idle_after_completion(fk, KEYS[4], now, ARGV[2], ARGV[9], mark_f, done_f, f)
     return 2
   end
   if ARGV[12] == '' then
@@ -151,16 +142,20 @@ if ARGV[12] ~= '1' then
 end
 -- No look first: the claim reads the lanes' heads itself. A busy queue (the claim finds a
 -- job) saves the look's command; an idle general slot pays a second lane's ZPOPMIN instead,
--- when Redis has little else to do. The count rides on the claim's write of queue:fair.
-local k = {lane1 = 5, lane2 = 6, fair = 7, running = 2, idle = 4, base = 8, count = done_f}
-local next = claim_next(k, now, ARGV[9], ARGV[10], ARGV[6], ARGV[11], 16, '', ARGV[13])
--- What the claim did not write with queue:fair (no head, or none still queued).
-done_f = k.count
+-- when Redis has little else to do. The count rides on the claim's write of queue:fair;
+-- what the claim did not write with it (no head, or none still queued) comes back.
+local next
+next, done_f = claim_next(5, 6, 7, 2, 4, 8, done_f, now, ARGV[9], ARGV[10], ARGV[6],
+  ARGV[11], 16, '', ARGV[13])
 if next[1] == 'empty' then
   -- The heads waiting were dropped on the way (released, or no longer queued), or none was.
-  register_idle(nil)
+  idle_after_completion(fk, KEYS[4], now, ARGV[2], ARGV[9], mark_f, done_f, nil)
   return 2
 end
 if done_f then redis.call('HINCRBY', fk, done_f, 1) end
-if next[1] == 'claimed' then return {3, next[2], next[3], next[4]} end
+if next[1] == 'claimed' then
+  -- The claim's own reply, marked as this script's (no table made for a copy of it).
+  next[1] = 3
+  return next
+end
 return 1

@@ -43,6 +43,64 @@ local function group_key(base, a, b, c, d)
   return base .. a
 end
 
+-- An empty list for a local that is only read (never written to): no table made per call.
+local NO_ENTRIES = {}
+
+-- admit.lua's refusals. Each is a function of the helpers, made once a script run, not a
+-- closure of the admission's locals made on every admission (the admission's code runs once
+-- per call of a group: as a local function of admit.lua, each cost about 550 instructions and
+-- 420 more for every local it captured, about 12,000 an admission in all).
+-- An admission refused after it took its idempotency key's first use gives the key back, so
+-- only an admitted job keeps it.
+local function give_back(taken, idem_key, reply)
+  if taken then redis.call('DEL', idem_key) end
+  return reply
+end
+
+-- What admission's start-in-time check read afresh (the live slots' sum `cap`, the pool's
+-- latest end `end_v` in field `end_f`), added to a write of queue:fair `set`.
+local function keep_fresh(set, cap, end_f, end_v)
+  if cap then
+    set[#set + 1] = 'cap'
+    set[#set + 1] = cap
+  end
+  if end_v then
+    set[#set + 1] = end_f
+    set[#set + 1] = end_v
+  end
+end
+
+-- A refusal for want of room (`cap`: 'global', 'reserved' or 'late', with the seconds until it
+-- would fit and, for 'late', the jobs ahead): the account's turn is kept until then and a
+-- grace after (owed: queue:owed:<lane>; owed_f its latest time in fk, queue:fair, which it
+-- moves; owed_until and kept: what the admission read of them), the stale turns (before
+-- kept_since) and the dead workers' slots (`dead`, in the live slots' hash `slots`) are
+-- forgotten only now, after a write that may grow memory, and what the start-in-time check
+-- read afresh is kept (keep_fresh). Returns admit.lua's reply.
+local function admit_refuse(owed, fk, owed_f, owed_until, kept, now, kept_since, account, grace,
+  slots, dead, fresh_cap, end_f, fresh_end, cap, retry_s, ahead)
+  local until_ms = now + retry_s * 1000
+  redis.call('ZADD', owed, until_ms, account)
+  -- Not known before: the latest of the turns read (those not read are past keeping).
+  local latest = owed_until or 0
+  if not owed_until then
+    for i = 2, #kept, 2 do latest = math.max(latest, tonumber(kept[i])) end
+  end
+  local set = {'HSET', fk}
+  if latest < until_ms or not owed_until then
+    set[#set + 1] = owed_f
+    set[#set + 1] = int(math.max(latest, until_ms))
+  end
+  keep_fresh(set, fresh_cap, end_f, fresh_end)
+  if #set > 2 then redis.call(unpack(set)) end
+  redis.call('ZREMRANGEBYSCORE', owed, '-inf', '(' .. kept_since)
+  if dead and #dead > 0 then redis.call('HDEL', slots, unpack(dead)) end
+  local keep = retry_s * 1000 + grace
+  if redis.call('PTTL', owed) < keep then redis.call('PEXPIRE', owed, keep) end
+  if ahead then return {'busy', cap, retry_s, ahead} end
+  return {'busy', cap, retry_s}
+end
+
 -- Counts a finished job in its day's budget hash `bk`, by kind and final state (the overview).
 local function count_done(jk, bk, state)
   local kind = redis.call('HGET', jk, 'kind')
@@ -144,8 +202,10 @@ local function held_claim(ri, bi, slot, newer_than, known)
   for _, id in ipairs(redis.call('ZRANGE', KEYS[ri], 0, -1)) do
     if not (known and known[id]) then
       local jk = group_key(KEYS[bi], 'job:', id)
-      local f = redis.call('HMGET', jk, 'state', 'worker', 'token')
-      local t = f[3] and f[3] + 0
+      -- A claim's token is its start (claim_next writes no `token` field; a hand-off does).
+      local f = redis.call('HMGET', jk, 'state', 'worker', 'token', 'started')
+      local tt = f[3] or f[4]
+      local t = tt and tt + 0
       if f[1] == 'running' and f[2] == slot and t and (t > floor or (known and t == floor)) then
         -- Answered to the slot, it is taken up here (a hand-off's mark, admit.lua, goes):
         -- from now on a death of its worker fails it as any claimed job's (reap.lua).
@@ -153,7 +213,7 @@ local function held_claim(ri, bi, slot, newer_than, known)
         local v = redis.call('HMGET', jk, unpack(CLAIM_FIELDS))
         local run = redis.call('HMGET', jk, 'started', 'worker', 'charged')
         for i = 1, 3 do v[#CLAIM_FIELDS + i] = run[i] end
-        return {'claimed', f[3], v, 0}
+        return {'claimed', tt, v, 0}
       end
     end
   end
@@ -207,48 +267,85 @@ local function put_back(jk, jid, rk, fk, lane, gk, refk, wake)
   if #woken > 0 then redis.call('PUBLISH', wake .. ':' .. woken[1], jid) end
 end
 
+-- A completing slot registers idle (complete.lua): fk queue:fair, ik its pool's idle slots,
+-- token the completed job's, slot its id, mark_f its pool's idle mark in queue:fair, done_f
+-- nil or the finished count's field still to add; `f`: queue:fair's 'n', the mark and the
+-- count, when read: then the mark is written only when it is not set already, and the count
+-- with it. A function of the helpers, not of complete.lua: a local function of a script is
+-- a closure made on every call, used or not.
+local function idle_after_completion(fk, ik, now, token, slot, mark_f, done_f, f)
+  local set = {'HSET', fk}
+  -- Its entry's score is never older than this job's token, the slot's newest claim (a hand-off
+  -- passes the score: admit.lua).
+  if redis.call('ZADD', ik, int(math.max(now, token + 0)), slot) == 1
+    and (not f or f[2] ~= '1') then
+    set[#set + 1] = mark_f; set[#set + 1] = '1'
+  end
+  if done_f then
+    if f then
+      set[#set + 1] = done_f; set[#set + 1] = int((f[3] or 0) + 1)
+    else
+      redis.call('HINCRBY', fk, done_f, 1)
+    end
+  end
+  if #set > 2 then redis.call(unpack(set)) end
+end
+
+-- The clock's text (`int(now_ms())`), made once a run: a group of admissions or completions
+-- shares one clock (the prelude's now_ms), so its text is made once for all of them, and a
+-- completion's claim of the next job uses the completion's (each int() is about 2,300
+-- instructions).
+local clock_text = false
+local function now_text()
+  if not clock_text then clock_text = int(now_ms()) end
+  return clock_text
+end
+
 -- The next turn of a slot's lanes, claimed (claim.lua has the whole story; complete.lua
--- claims the completing slot's next job with it). k: the KEYS indices of lane1, lane2,
--- fair (queue:fair: the lanes' turns and the accounts' waiting counts), running, idle (the
--- slot's pool's idle slots) and base (the queue group's base), and `count`: nil, or a
--- field of queue:fair to add 1 to in the claim's write of it (then set to nil: a caller
--- still holding it must add it itself); slot: the claiming slot's id; the rest as in
--- claim.lua's arguments. Returns claim.lua's reply.
-local function claim_next(k, now, slot, lease_ms, job_ttl, pool, bound, registered, sure_ms)
+-- claims the completing slot's next job with it). l1, l2, fi, ri, ii, bi: the KEYS indices
+-- of lane1, lane2, fair (queue:fair: the lanes' turns and the accounts' waiting counts),
+-- running, idle (the slot's pool's idle slots) and base (the queue group's base);
+-- `count`: nil, or a field of queue:fair to add 1 to in the claim's write of it; slot: the
+-- claiming slot's id; the rest as in claim.lua's arguments. Returns claim.lua's reply and
+-- `count` if the claim did not write it (nil if it did: a caller still holding it must add
+-- it itself). Positional, not a table of indices: a table made per call cost more than the
+-- arguments.
+local function claim_next(l1, l2, fi, ri, ii, bi, count, now, slot, lease_ms, job_ttl, pool,
+  bound, registered, sure_ms)
 local names = CLAIM_FIELDS
-local lane_keys = {KEYS[k.lane1], KEYS[k.lane2]}
-local lanes = 2
-if KEYS[k.lane2] == KEYS[k.lane1] then lanes = 1 end
+local lane1, lane2 = KEYS[l1], KEYS[l2]
+if lane2 == lane1 then lane2 = nil end
 for _ = 1, bound + 0 do
   -- Each lane's head, taken off; of two, the one created first, and the other put back with
   -- its score (its place is unchanged: nobody sees the lane in between). Taking the head off
   -- with the look costs one command where a look and a removal cost two; with both lanes
   -- waiting, the put-back costs what the removal did.
-  local pick, heads = nil, {}
-  for i = 1, lanes do
-    heads[i] = redis.call('ZPOPMIN', lane_keys[i])
-  end
-  local f, jk
-  for i = 1, lanes do
-    if #heads[i] > 0 then
-      local gk = group_key(KEYS[k.base], 'job:', heads[i][1])
-      local g = redis.call('HMGET', gk, unpack(names))
-      if not pick or (tonumber(g[13]) or math.huge) < (tonumber(f[13]) or math.huge) then
-        pick, f, jk = i, g, gk
-      end
-    end
-  end
-  if not pick then return {'empty'} end
+  local h1 = redis.call('ZPOPMIN', lane1)
+  local h2 = lane2 and redis.call('ZPOPMIN', lane2)
+  local head, lane, f, jk
   local other = false
-  for i = 1, lanes do
-    if i ~= pick and #heads[i] > 0 then
-      redis.call('ZADD', lane_keys[i], heads[i][2], heads[i][1])
+  if h1[1] then
+    head, lane = h1, lane1
+    jk = group_key(KEYS[bi], 'job:', h1[1])
+    f = redis.call('HMGET', jk, unpack(names))
+  end
+  if h2 and h2[1] then
+    local gk = group_key(KEYS[bi], 'job:', h2[1])
+    local g = redis.call('HMGET', gk, unpack(names))
+    if not head or (tonumber(g[13]) or math.huge) < (tonumber(f[13]) or math.huge) then
+      if head then
+        redis.call('ZADD', lane1, h1[2], h1[1])
+        other = true
+      end
+      head, lane, jk, f = h2, lane2, gk, g
+    else
+      redis.call('ZADD', lane2, h2[2], h2[1])
       other = true
     end
   end
-  local lane, head = lane_keys[pick], heads[pick]
+  if not head then return {'empty'}, count end
   local jid = head[1]
-  local fk = KEYS[k.fair]
+  local fk = KEYS[fi]
   if f[1] ~= 'queued' then
     -- Off the lane, so off the lanes' count (its account's was taken off when it stopped
     -- being queued).
@@ -259,23 +356,25 @@ for _ = 1, bound + 0 do
     -- lanes' counts: one read and one write of queue:fair. An account's entries are left when
     -- its count reaches zero (fair_sweep.lua drops them later): admission ignores the turn of
     -- an account with nothing waiting, and a second write here would cost every job.
-    local name = lane_name(lane)
+    -- The lane's name ('planner', 'referee') is what its key has after the base and
+    -- 'queue:lane:' (11 bytes): a cut, where lane_name's pattern match cost about 2,000
+    -- instructions.
+    local round_f = 'round:' .. string.sub(lane, #KEYS[bi] + 12)
     local round = math.floor(head[2] / TURN_SPAN)
     local wf = 'w:' .. account
     local end_f = 'end:' .. pool
     -- The day's charge is kept here too (keys::fair_day_charged), so the claim that reads
     -- and writes queue:fair anyway adds the job's seconds without a command of its own.
     local charged_f = 'charged:' .. day
-    local t = redis.call('HMGET', fk, 'round:' .. name, wf, 'n', end_f, charged_f,
-      k.count or 'n')
+    local t = redis.call('HMGET', fk, round_f, wf, 'n', end_f, charged_f, count or 'n')
     local set = {'HSET', fk, wf, int(math.max(0, (t[2] or 0) - 1)),
       'n', int(math.max(0, (t[3] or 0) - 1))}
-    if k.count then
-      set[#set + 1] = k.count; set[#set + 1] = int((t[6] or 0) + 1)
-      k.count = nil
+    if count then
+      set[7] = count; set[8] = int((t[6] or 0) + 1)
+      count = nil
     end
     if round > (t[1] or 0) + 0 then
-      set[#set + 1] = 'round:' .. name; set[#set + 1] = int(round)
+      set[#set + 1] = round_f; set[#set + 1] = int(round)
     end
     local ends_at = now + f[7]
     local waiter = f[5] or ''
@@ -283,16 +382,16 @@ for _ = 1, bound + 0 do
     -- The waiter's process is looked for only once its presence may have lapsed: until
     -- then it lives (admission refreshed it, or it was refreshed shortly before).
     if waiter ~= '' and now - (f[13] or 0) >= sure_ms + 0 then
-      gone = redis.call('EXISTS', group_key(KEYS[k.base], 'callers:', waiter)) == 0
-        and orphan_drop_allowed(group_key(KEYS[k.base], 'queue:clock'), now)
+      gone = redis.call('EXISTS', group_key(KEYS[bi], 'callers:', waiter)) == 0
+        and orphan_drop_allowed(group_key(KEYS[bi], 'queue:clock'), now)
     end
     if not gone then late = ends_at > f[6] + 0 end
     if gone or late then
       redis.call(unpack(set))
-      local bk = group_key(KEYS[k.base], 'budget:', day)
-      local channel = KEYS[k.base] .. 'done:' .. jid
-      local ik = group_key(KEYS[k.base], 'idem:', account, ':', f[4])
-      local ek = group_key(KEYS[k.base], 'queue:ended')
+      local bk = group_key(KEYS[bi], 'budget:', day)
+      local channel = KEYS[bi] .. 'done:' .. jid
+      local ik = group_key(KEYS[bi], 'idem:', account, ':', f[4])
+      local ek = group_key(KEYS[bi], 'queue:ended')
       if gone then
         release(jk, bk, ik, ek, jid, now, 'cancelled', 'cancelled',
           'the API process the caller waited in stopped before the job started; it was dropped and nothing was charged; call again (the same idempotencyKey starts afresh)',
@@ -313,14 +412,17 @@ for _ = 1, bound + 0 do
       set[#set + 1] = int((t[5] or 0) + (f[8] or 0))
       redis.call(unpack(set))
       -- The fencing token: the claim's time. A job is claimed once (never queued again), so
-      -- it tells this claim from any other holder; a counter would cost a write a job.
+      -- it tells this claim from any other holder; a counter would cost a write a job. It is
+      -- the record's `started`, which every check of a token reads when the record has no
+      -- `token` field: only a hand-off (admit.lua) writes one (a worker of a version before
+      -- this one reads only `token`, and may be the slot handed the job), and each field
+      -- written costs Redis about 1,500 instructions (its arguments, the AOF).
       local token = now
-      local now_text = int(now)
       local lease_until = int(now + lease_ms)
-      redis.call('HSET', jk, 'state', 'running', 'started', now_text, 'token', now_text,
-        'worker', slot, 'lease_until', lease_until, 'charged', f[8], 'pool', pool)
-      redis.call('ZADD', KEYS[k.running], lease_until, jid)
-      if registered == '1' then redis.call('ZREM', KEYS[k.idle], slot) end
+      redis.call('HSET', jk, 'state', 'running', 'started', now_text(), 'worker', slot,
+        'lease_until', lease_until, 'charged', f[8], 'pool', pool)
+      redis.call('ZADD', KEYS[ri], lease_until, jid)
+      if registered == '1' then redis.call('ZREM', KEYS[ii], slot) end
       -- Another waits: the other lane's head, or any beyond this one in the lanes' count.
       local more = 0
       if other or (t[3] or 0) + 0 > 1 then more = 1 end
@@ -329,9 +431,9 @@ for _ = 1, bound + 0 do
       -- are the token, its worker the slot, its charge the reservation), and names the
       -- values itself (horst_queue's scripts::CLAIM_FIELDS): a reply of names and values
       -- cost Redis about 30,000 instructions more (building it, and the reply's strings).
-      return {'claimed', token, f, more}
+      return {'claimed', token, f, more}, count
     end
   end
 end
-return {'skipped'}
+return {'skipped'}, count
 end

@@ -12,7 +12,8 @@
     1  recorded
     0  not running under this token (finished, cancelled or reaped): nothing changed
 ]]
-local f = redis.call('HMGET', KEYS[1], 'state', 'token')
-if f[1] ~= 'running' or f[2] ~= ARGV[1] then return 0 end
+-- A claim's token is its start (claim_next writes no `token` field; a hand-off does).
+local f = redis.call('HMGET', KEYS[1], 'state', 'token', 'started')
+if f[1] ~= 'running' or (f[2] or f[3]) ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'progress', ARGV[2])
 return 1

@@ -402,6 +402,75 @@ async fn a_claimed_record_is_the_stored_one_and_a_hash_table_from_its_admission(
     assert!(!second.more_waiting);
 }
 
+/// A claim writes no `token` field: its token is the record's `started` (one field less a
+/// job for Redis to convert and append to its AOF), and the heartbeat, the progress and the
+/// completion by id fence on it all the same. A record with a `token` field (a hand-off, or a
+/// claim of an earlier version) is fenced by that field.
+#[tokio::test]
+async fn a_claims_token_is_its_start_and_every_check_fences_on_it() {
+    let s = setup_with(|_| {}).await;
+    let job = s.new_job(spec(JobKind::Simulate, "a", 1, "k")).await;
+    let claim = s.queue.claim("w/0").await.unwrap().unwrap();
+    assert_eq!(claim.record.id, job.id);
+    let key = format!("t:job:{}", job.id);
+    let mut conn = s.raw().await;
+    let (token, started): (Option<String>, Option<u64>) = redis::cmd("HMGET")
+        .arg(&key)
+        .arg("token")
+        .arg("started")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(token, None, "no token field written by the claim");
+    assert_eq!(started, Some(claim.token), "the token is the start");
+    let progress = JobProgress {
+        elapsed_seconds: 0.5,
+        states_explored: 3,
+        best_distance: None,
+        stage: 0,
+        peak_memory_mib: None,
+    };
+    let stale = claim.token + 1;
+    assert!(!s.queue.heartbeat(&job.id, stale).await.unwrap());
+    assert!(!s
+        .queue
+        .report_progress(&job.id, stale, &progress)
+        .await
+        .unwrap());
+    assert!(!s
+        .queue
+        .complete(&job.id, stale, Ok(won(true)))
+        .await
+        .unwrap());
+    assert!(s.queue.heartbeat(&job.id, claim.token).await.unwrap());
+    assert!(s
+        .queue
+        .report_progress(&job.id, claim.token, &progress)
+        .await
+        .unwrap());
+    // A `token` field, where there is one, is the token (an earlier version's claim).
+    let _: () = redis::cmd("HSET")
+        .arg(&key)
+        .arg("token")
+        .arg(stale)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(!s.queue.heartbeat(&job.id, claim.token).await.unwrap());
+    assert!(!s
+        .queue
+        .complete(&job.id, claim.token, Ok(won(true)))
+        .await
+        .unwrap());
+    assert!(s
+        .queue
+        .complete(&job.id, stale, Ok(won(true)))
+        .await
+        .unwrap());
+    let done = s.queue.get(&job.id).await.unwrap().unwrap();
+    assert_eq!(done.state, JobState::Succeeded);
+}
+
 /// Issue 35 item 4: time nobody saw Redis (here its clock moves on 15 s between two
 /// housekeeping rounds, as over a 15 s SIGSTOP) does not count against a lease: a job whose
 /// worker heartbeats again after the stall keeps it; a job whose worker is gone is reaped,
