@@ -92,7 +92,8 @@ export function agentSummary(s, excluded) {
 }
 
 function table(headers, rows) {
-  const t = el("table", undefined, "tables");
+  // "standings": its figures stay on one line (rcadia.css).
+  const t = el("table", undefined, "tables standings");
   const head = el("thead");
   const hr = el("tr");
   for (const h of headers) {
