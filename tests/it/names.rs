@@ -371,6 +371,10 @@ const INSPECT: &str = r#"new Promise(r => requestAnimationFrame(() => requestAni
       problems.push(`cut off: ${what(e)}`);
   }
   if (document.getElementById('injected')) problems.push('text that looks like HTML became elements');
+  // An empty list says so in words, not as a table of headings and no rows.
+  for (const t of document.querySelectorAll('table'))
+    if (t.checkVisibility() && t.tBodies.length && ![...t.tBodies].some(b => b.rows.length))
+      problems.push(`an empty table: ${what(t)}`);
   const rtl = /[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFF]/;
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   while (walk.nextNode()) {
