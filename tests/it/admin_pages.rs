@@ -973,6 +973,18 @@ async fn the_overviews_facts_take_a_line_each_and_its_links_the_pages_blue() {
             .eval(&format!("{ON_MORE_LINES}('#view .kv dt, #view .kv dd')"))
             .await;
         assert_eq!(more, json!([]), "at {w} px facts on more than one line");
+        // A fact's value on its name's line where both fit, on a phone too (there every
+        // value stood on the line under its name).
+        let under = tab
+            .eval("(() => { const text = (e) => { const r = document.createRange(); r.selectNodeContents(e); return r.getBoundingClientRect(); }; \
+                   return [...document.querySelectorAll('#view .kv > div')].filter(d => { const [t, v] = [text(d.querySelector('dt')), text(d.querySelector('dd'))]; \
+                   return t.width + v.width + 16 < d.clientWidth && Math.abs(t.top - v.top) > 4; }).map(d => d.textContent); })()")
+            .await;
+        assert_eq!(
+            under,
+            json!([]),
+            "at {w} px values under their names, though both fit on a line"
+        );
         // Nor does a table in a card scroll sideways (the page views' did at 1440 px).
         let wraps = tab
             .eval("[...document.querySelectorAll('#view .table-wrap')].map(t => t.scrollWidth - t.clientWidth)")

@@ -337,3 +337,373 @@ async fn pages_show_names_in_bdi_and_long_names_wrap() {
     let errors = tab.errors.lock().unwrap().clone();
     assert!(errors.is_empty(), "console errors {errors:#?}");
 }
+
+/// Right-to-left names and messages, emoji ZWJ sequences and text that looks like HTML, as
+/// agents and people may write them.
+const ARABIC: &str = "قمة الجبل العالية للطيور السوداء";
+const HEBREW: &str = "פסגת ההר של הציפורים השחורות";
+const EMOJI: &str = "👩🏽‍🚀👨‍👩‍👧‍👦🏳️‍🌈🐦‍⬛🧗🏾‍♀️👩🏽‍🚀👨‍👩‍👧‍👦🏳️‍🌈🐦‍⬛🧗🏾‍♀️";
+const HTML: &str = "<i id=\"injected\">kursiv</i> &amp; <b>fett</b>";
+
+/// The sizes every page is looked at: a desktop, a phone upright and held sideways (touch).
+const SIZES: [(&str, u32, u32, bool); 3] = [
+    ("desktop", 1440, 900, false),
+    ("phone", 390, 844, true),
+    ("sideways", 844, 390, true),
+];
+
+/// What is wrong on the page as it is drawn now: wider than the screen, text that runs out
+/// of its box or is cut off without an ellipsis, text that looks like HTML turned into
+/// elements, right-to-left text outside a `<bdi>` or an element with `dir` (it reads in the
+/// wrong direction, its punctuation on the wrong side).
+const INSPECT: &str = r#"new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => {
+  const problems = [];
+  const what = (e) => `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}${typeof e.className === 'string' && e.className ? '.' + e.className.trim().replace(/\s+/g, '.') : ''} "${(e.textContent || '').trim().slice(0, 50)}"`;
+  if (document.documentElement.scrollWidth > innerWidth + 1)
+    problems.push(`the page is ${document.documentElement.scrollWidth} px wide on a ${innerWidth} px screen`);
+  for (const e of document.querySelectorAll('body *')) {
+    if (e.clientWidth === 0 || !e.checkVisibility()) continue;
+    const s = getComputedStyle(e);
+    if (e.closest('.sr-only, svg, canvas, select, .board')) continue;
+    if (e.scrollWidth <= e.clientWidth + 1) continue;
+    if (s.display !== 'inline' && s.overflowX === 'visible') problems.push(`runs out of its box: ${what(e)}`);
+    else if (['hidden', 'clip'].includes(s.overflowX) && s.textOverflow !== 'ellipsis' && [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
+      problems.push(`cut off: ${what(e)}`);
+  }
+  if (document.getElementById('injected')) problems.push('text that looks like HTML became elements');
+  // An empty list says so in words, not as a table of headings and no rows.
+  for (const t of document.querySelectorAll('table'))
+    if (t.checkVisibility() && t.tBodies.length && ![...t.tBodies].some(b => b.rows.length))
+      problems.push(`an empty table: ${what(t)}`);
+  const rtl = /[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFF]/;
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walk.nextNode()) {
+    const n = walk.currentNode, p = n.parentElement;
+    if (!rtl.test(n.textContent) || !p || !p.checkVisibility()) continue;
+    let isolated = false;
+    // An inline element isolated by its style counts (the agent guide's code); a block
+    // does not (the browser isolates every div and p), it needs its own direction.
+    for (let a = p; a && a !== document.body && !isolated; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      isolated = a.matches('bdi, [dir], script, style, textarea, option') || s.unicodeBidi === 'plaintext'
+        || (s.display.startsWith('inline') && ['isolate', 'isolate-override'].includes(s.unicodeBidi));
+    }
+    if (isolated) continue;
+    problems.push(`right-to-left text outside <bdi> or dir: ${what(p)}`);
+  }
+  // Figures beside long names stay on one line: a leaderboard's rating, games and thinking
+  // time, the table list's round and age.
+  for (const e of document.querySelectorAll('#list td:is([data-label=Rating], [data-label=Games], [data-label^=Thinking], [data-label=Round], [data-label=Opened])')) {
+    const range = document.createRange(); range.selectNodeContents(e);
+    const lines = new Set([...range.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top))).size;
+    if (lines > 1 && !e.querySelector('bdi')) problems.push(`on ${lines} lines: ${what(e)}`);
+  }
+  r([...new Set(problems)]);
+})))"#;
+
+/// Every player and spectator page with hostile data (60-character names without a space,
+/// Arabic and Hebrew names and messages, emoji ZWJ sequences, text that looks like HTML,
+/// empty and long lists) at a desktop and a phone upright and sideways: nothing is wider
+/// than the screen, no text runs out of its box or is cut, HTML-looking text stays text,
+/// right-to-left text reads right to left, and on a phone every control is big enough to
+/// tap. Screenshots go to `target/screenshots/hostile/` (look at them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pages_with_hostile_data_at_desktop_and_phone_sizes() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let long_title: String = LONG_NAME.chars().take(60).collect();
+
+    // The Labor: levels titled and written by hostile names.
+    let mut labor = Vec::new();
+    for (account, display, title) in [
+        ("dohle", LONG_NAME, long_title.as_str()),
+        ("qamar", ARABIC, ARABIC),
+        ("emoji", EMOJI, EMOJI),
+        ("html", HTML, HTML),
+        ("ivri", HEBREW, HEBREW),
+    ] {
+        let key = app.agent_key(account, 1).await;
+        horst_identity::accounts::set_account_field(&app.store, account, "displayName", display)
+            .await
+            .unwrap();
+        labor.push((key.clone(), submit_titled(&app, &key, account, title).await));
+    }
+    let arabic_level = labor[1].1.clone();
+
+    // The board: a long list of threads, and hostile threads with hostile replies on top.
+    let mut threads = Vec::new();
+    for i in 0..30 {
+        let w = horst_gateway::board::write_post(
+            &app.store,
+            horst_gateway::board::Writer::Operator("horst"),
+            None,
+            Some(horst_gateway::board::NewThread {
+                kind: "idea",
+                title: format!("Faden {i} {ARABIC}"),
+                level: None,
+                revision_id: None,
+            }),
+            "kurz",
+        )
+        .await
+        .unwrap();
+        threads.push(w.thread_id);
+    }
+    for (i, (key, _)) in labor.iter().enumerate() {
+        let title = [long_title.as_str(), ARABIC, EMOJI, HTML, HEBREW][i];
+        let body = format!("{ARABIC}\n{HTML}\n{LONG_NAME}{LONG_NAME}\n{EMOJI}");
+        let t = ok_result(
+            &app.call(
+                "write_post",
+                json!({"kind": "idea", "title": title, "body": body}),
+                Some(key),
+            )
+            .await,
+        );
+        let id = t["threadId"].as_str().unwrap().to_string();
+        ok_result(
+            &app.call(
+                "write_post",
+                json!({"threadId": id, "body": format!("{HEBREW} {HTML}")}),
+                Some(&labor[(i + 1) % labor.len()].0),
+            )
+            .await,
+        );
+        threads.push(id);
+    }
+    for id in &threads {
+        horst_gateway::board::set_published(&app.store, id, true)
+            .await
+            .unwrap();
+    }
+
+    // RCADIA: tables with hostile game titles and players, and a leaderboard of 101 agents
+    // with hostile names.
+    let mut tables = Vec::new();
+    for (title, names) in [
+        (long_title.as_str(), [LONG_NAME, ARABIC]),
+        (ARABIC, [HEBREW, EMOJI]),
+        (HTML, [HTML, LONG_NAME]),
+        (EMOJI, [EMOJI, ARABIC]),
+    ] {
+        let (host, agents) = cast(&app, 2).await;
+        let (st, v) = host
+            .post(
+                BRIDGE,
+                json!({ "config": two_player(json!({})), "gameId": "chess", "gameTitle": title }),
+            )
+            .await;
+        assert_eq!(st, 201, "{v}");
+        let id = v["sessionId"].as_str().unwrap().to_string();
+        for (agent, name) in agents.iter().zip(names) {
+            let (st, v) = agent
+                .post(&format!("{AGENT}/{id}/join"), json!({ "asName": name }))
+                .await;
+            assert_eq!(st, 200, "{v}");
+        }
+        tables.push((id, host));
+    }
+    let now = app.rcadia.now_ms().await.unwrap();
+    let mut pipe = redis::pipe();
+    for i in 0..101u32 {
+        let name = [LONG_NAME, ARABIC, EMOJI, HTML, HEBREW][i as usize % 5];
+        crate::rcadia_common::seed_rating(
+            &mut pipe,
+            &app,
+            ("chess", &format!("agt_hostile{i:03}"), name),
+            1500.0 + f64::from(i),
+            now,
+        );
+    }
+    let _: () = pipe.query_async(&mut app.store.conn()).await.unwrap();
+
+    // A person with agent keys whose labels are hostile.
+    app.person("olga", "gipfelstuermer 2026").await;
+    horst_identity::accounts::set_account_field(&app.store, "olga", "displayName", ARABIC)
+        .await
+        .unwrap();
+    for label in [LONG_NAME, ARABIC, EMOJI, HTML, HEBREW] {
+        // As long as a label may be (40 characters).
+        let label: String = label.chars().take(40).collect();
+        horst_identity::accounts::create_key(&app.store, "olga", Some(&label))
+            .await
+            .unwrap_or_else(|e| panic!("a key labelled {label}: {e}"));
+    }
+
+    let browser = launch().await;
+    let mut problems = Vec::new();
+    for (size, width, height, touch) in SIZES {
+        let tab = Tab::open(&browser, "about:blank").await;
+        for (method, params) in [
+            (
+                "Emulation.setTouchEmulationEnabled",
+                json!({ "enabled": touch, "maxTouchPoints": 5 }),
+            ),
+            (
+                "Emulation.setDeviceMetricsOverride",
+                json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": touch }),
+            ),
+        ] {
+            tab.browser
+                .call(Some(&tab.session), method, params)
+                .await
+                .expect(method);
+        }
+        let ready = "document.body && document.body.dataset.ready === '1'";
+        let loaded = "document.readyState === 'complete' && document.querySelector('main') \
+            && !/Loading/.test(document.querySelector('main').textContent)";
+        let first_table = &tables[0].0;
+        // A page: its name, address, what shows it is drawn, and what to do there then (and
+        // what shows that is done).
+        type Act = Option<(&'static str, &'static str)>;
+        let pages: Vec<(&str, String, String, Act)> = vec![
+            ("levels", "/?test".into(), format!("{ready} && document.querySelector('#level-list .card')"), None),
+            (
+                "labor",
+                "/?test".into(),
+                ready.into(),
+                Some((
+                    "document.getElementById('tab-labor').click()",
+                    "document.querySelectorAll('#labor-list .card').length >= 5",
+                )),
+            ),
+            ("level", format!("/level/{arabic_level}?test"), ready.into(), None),
+            ("level-long", format!("/level/{}?test", labor[0].1), ready.into(), None),
+            (
+                "play",
+                format!("/?test#spielen={}", labor[3].1),
+                "window.horstTest && horstTest.state().mode === 'play'".into(),
+                None,
+            ),
+            (
+                "watch-level",
+                format!("/level/{}?test&m=watch", labor[2].1),
+                format!("{ready} && document.getElementById('watch-scrub')"),
+                None,
+            ),
+            ("level-missing", "/level/rev-gibt-es-nicht?test".into(), ready.into(), None),
+            (
+                "board",
+                "/board.html".into(),
+                format!("{ready} && document.querySelector('.thread')"),
+                Some((
+                    "[...document.querySelectorAll('.thread > button')].slice(0, 5).forEach(b => b.click())",
+                    "document.querySelectorAll('.thread-posts[data-loaded]').length === 5",
+                )),
+            ),
+            ("signin", "/account/".into(), "!document.getElementById('signed-out').hidden".into(), None),
+            ("tables", "/tables/".into(), format!("document.querySelector('[data-session=\"{first_table}\"]')"), None),
+            (
+                "watch",
+                format!("/watch/{}", tables[1].0),
+                "document.querySelectorAll('#players li').length === 2".into(),
+                None,
+            ),
+            (
+                "watch-long",
+                format!("/watch/{first_table}"),
+                "document.querySelectorAll('#players li').length === 2".into(),
+                None,
+            ),
+            ("house", "/house/".into(), loaded.into(), None),
+            ("bridge", "/bridge/".into(), loaded.into(), None),
+            ("leaderboards", "/leaderboard/".into(), ready.into(), None),
+            ("leaderboard", "/leaderboard/chess".into(), format!("{ready} && document.querySelector('#list tbody tr')"), None),
+            ("agent", "/leaderboard/chess/agt_hostile001".into(), ready.into(), None),
+            ("agent-long", "/leaderboard/chess/agt_hostile100".into(), ready.into(), None),
+            ("agents-guide", "/agents.html".into(), "document.querySelector('h1')".into(), None),
+            ("not-found", "/gibt-es-nicht".into(), "document.readyState === 'complete'".into(), None),
+        ];
+        for (name, path, wait, act) in &pages {
+            go(&tab, &app.url(path)).await;
+            tab.wait_for(wait, &format!("the {name} page at {size}"), LONG)
+                .await;
+            if let Some((act, done)) = act {
+                tab.eval(act).await;
+                tab.wait_for(done, &format!("{act} on the {name} page"), LONG)
+                    .await;
+            }
+            look(
+                &tab,
+                &format!("{name}-{width}x{height}"),
+                touch,
+                &mut problems,
+            )
+            .await;
+        }
+        // Signed in, with agent keys labelled by hostile names.
+        let signed_in = tab.eval(
+            "fetch('/api/account/sign-in', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'olga', password: 'gipfelstuermer 2026' }) }).then(r => r.status)",
+        )
+        .await;
+        assert!(
+            signed_in.as_u64().is_some_and(|s| s < 300),
+            "the sign-in: {signed_in}"
+        );
+        go(&tab, &app.url("/account/")).await;
+        tab.wait_for(
+            "!document.getElementById('signed-in').hidden && document.querySelectorAll('#key-rows tr').length === 5",
+            "the account page, signed in, with its keys",
+            LONG,
+        )
+        .await;
+        tab.eval(
+            "document.querySelector('#key-rows tr:last-child').scrollIntoView({ block: 'end' })",
+        )
+        .await;
+        look(
+            &tab,
+            &format!("account-{width}x{height}"),
+            touch,
+            &mut problems,
+        )
+        .await;
+        // Signed out again: the next size's sign-in page is the signed-out one (the tabs
+        // share their cookies).
+        tab.browser
+            .call(Some(&tab.session), "Network.clearBrowserCookies", json!({}))
+            .await
+            .expect("clear the cookies");
+        // The pages of things that are not there were answered 404, as they should.
+        let errors: Vec<String> = tab
+            .errors
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| !e.contains("404 (Not Found)"))
+            .cloned()
+            .collect();
+        if !errors.is_empty() {
+            problems.push(format!("console errors at {size}: {errors:?}"));
+        }
+        tab.close().await;
+    }
+    assert!(
+        problems.is_empty(),
+        "with hostile data:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// Inspects the page (INSPECT, and on a touch screen the controls too small to tap) and
+/// saves its screenshot as `hostile/<shot>.png`.
+async fn look(tab: &Tab, shot: &str, touch: bool, problems: &mut Vec<String>) {
+    let found = tab.eval(INSPECT).await;
+    let mut here: Vec<String> = found
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| format!("{shot}: {}", p.as_str().unwrap_or_default()))
+        .collect();
+    if touch {
+        for s in crate::phone_pages::small_controls(tab).await {
+            here.push(format!("{shot}: {s} is smaller than 44 px to tap"));
+        }
+    }
+    // Said as they are found, so a later page that times out does not hide them.
+    for p in &here {
+        eprintln!("{p}");
+    }
+    problems.extend(here);
+    tab.screenshot("hostile", shot).await;
+}

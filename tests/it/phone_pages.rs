@@ -475,6 +475,15 @@ async fn the_players_pages_held_sideways_keep_their_controls_big_enough_to_tap()
         serde_json::json!([]),
         "on a touch screen a button names a key"
     );
+    // Why "Replay speichern" is off is on the screen beside the canvas, whole: on two rows
+    // of buttons under the pad the hint ran below the screen's edge.
+    let hint = tab
+        .eval("(r => [Math.round(r.top), Math.round(r.bottom), innerHeight])(document.getElementById('replay-hint').getBoundingClientRect())")
+        .await;
+    assert!(
+        hint[0].as_f64() > Some(0.0) && hint[1].as_f64() <= hint[2].as_f64(),
+        "the replay hint [top, bottom, screen height] held sideways: {hint}"
+    );
     // A tap on the pad leaves its button as it was: a touch screen keeps :hover on the
     // button tapped last, and "Sprung" (white on the accent) stayed white on pale blue.
     let jump = "document.querySelector('.pad .pad-jump')";

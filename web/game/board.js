@@ -56,7 +56,11 @@ async function openThread(t, box, button) {
       who.append(...author(p.author, p.authorDisplayName));
       head.append(who, ` · ${api.date(p.createdAt)}`);
       if (p.authorKind === "operator") head.append(el("span", "badge", "Betreiber"));
-      li.append(head, el("p", "post-body", p.body));
+      // The body reads in its own direction (an Arabic or Hebrew post starts on the right,
+      // its full stop on the left), whatever the page's.
+      const body = el("p", "post-body", p.body);
+      body.dir = "auto";
+      li.append(head, body);
       list.append(li);
     }
     box.replaceChildren(list);

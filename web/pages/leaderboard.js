@@ -92,7 +92,8 @@ export function agentSummary(s, excluded) {
 }
 
 function table(headers, rows) {
-  const t = el("table", undefined, "tables");
+  // "standings": its figures stay on one line (rcadia.css).
+  const t = el("table", undefined, "tables standings");
   const head = el("thead");
   const hr = el("tr");
   for (const h of headers) {
@@ -266,7 +267,11 @@ async function showAgent() {
     link(`/watch/${encodeURIComponent(h.sessionId)}`, "Replay"),
   ]);
   const box = el("div");
-  box.append(el("h2", "Recent games"), table(["When", "Opponent", "Result", "Rating after", ""], rows));
+  // No games on record (the rating stays when its games are gone): said so, not an empty
+  // table under the heading.
+  box.append(el("h2", "Recent games"), rows.length
+    ? table(["When", "Opponent", "Result", "Rating after", ""], rows)
+    : el("p", "No recent games on record for this agent.", "empty"));
   $("list").replaceChildren(box);
 }
 

@@ -89,9 +89,10 @@ function render(rows) {
     const who = cell(tr, "Players", r.players);
     who.className = "who";
     if (seated.has(r.sessionId)) setWho(who, seated.get(r.sessionId));
-    cell(tr, "Round", r.round);
+    // "round 1" and "9 s ago" on one line each (rcadia.css), beside long names too.
+    cell(tr, "Round", r.round, "figure");
     cell(tr, "Host", r.host);
-    cell(tr, "Opened", r.opened);
+    cell(tr, "Opened", r.opened, "figure");
     const a = document.createElement("a");
     a.href = r.watch;
     a.className = "watch";

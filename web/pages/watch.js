@@ -34,39 +34,45 @@ function withNames(tag, parts, className) {
   return e;
 }
 
-function logEvent(line) {
+/** A line of the events list: its time, then its parts (views.js's: each name in a <bdi>). */
+function logEvent(parts) {
   const list = $("events");
-  const item = el("li");
+  const item = withNames("li", parts);
   const now = new Date();
   const at = el("time", eventTime(now));
   at.dateTime = now.toISOString();
-  item.append(at, document.createTextNode(line));
+  item.prepend(at);
   list.append(item);
   while (list.children.length > EVENTS_KEPT) list.firstElementChild.remove();
   list.scrollTop = list.scrollHeight;
 }
 
-/** What changed between two public views, as lines for the events list. */
+/** What changed between two public views, as lines (parts, names marked) for the events
+ *  list. A game title or a name written right to left read into the words around it ("…,
+ *  round 1: playing" went to its other side) while it was plain text in the line. */
 function changes(before, now, m) {
   const out = [];
   if (!before || before.sessionId !== now.sessionId) {
-    out.push(`${m.title}, round ${now.round ?? 1}: ${m.status}`);
+    out.push([{ name: m.title }, `, round ${now.round ?? 1}: ${m.status}`]);
     return out;
   }
   if (before.status !== now.status) {
-    if (now.status === "active") out.push(`the game started: ${m.players.map((p) => p.name).join(" vs ")}`);
-    else if (now.status === "finished") out.push(`game over: ${m.result || "ended"}`);
+    if (now.status === "active") {
+      out.push(["the game started: ", ...m.players.flatMap((p, i) => (i ? [" vs ", { name: p.name }] : [{ name: p.name }]))]);
+    } else if (now.status === "finished") {
+      out.push(["game over: ", ...(m.resultParts.length ? m.resultParts : ["ended"])]);
+    }
   }
   const bm = before.state && before.state.lastMove;
   const nm = now.state && now.state.lastMove;
   if (nm && typeof nm === "object" && JSON.stringify(bm) !== JSON.stringify(nm)) {
-    out.push(`${nm.by ? m.nameOf(nm.by) : "?"} played ${nm.san || nm.uci || "a move"}`);
+    out.push([nm.by ? { name: m.nameOf(nm.by) } : "?", ` played ${nm.san || nm.uci || "a move"}`]);
   }
   const bt = before.state && Array.isArray(before.state.throws) ? before.state.throws.length : 0;
   const nt = now.state && Array.isArray(now.state.throws) ? now.state.throws.length : 0;
   if (nt > bt) {
     const r = rpsModel(now.state, m.nameOf);
-    for (const line of r.throws.slice(bt)) out.push(`throw ${line}`);
+    r.throwParts.slice(bt).forEach((line, i) => out.push([`throw ${bt + i + 1}. `, ...line]));
   }
   return out;
 }

@@ -12,6 +12,20 @@ test("characters are counted as the server counts them after cleaning, not in UT
   assert.equal(charCount(""), 0);
 });
 
+test("characters the server removes are not counted: invisible ones, marks and joiners that join nothing", () => {
+  // A zero-width space, a soft hyphen, bidi marks and isolates: the server drops them.
+  assert.equal(charCount("Lap\u200Btop\u00AD"), 6);
+  assert.equal(charCount("\u202EpotpaL\u2066\u200F"), 6);
+  assert.equal(charCount("\u200B\uFEFF"), 0);
+  // A joiner inside an emoji sequence or a Persian word stays (it changes what one sees);
+  // at the end, in a Latin word, or doubled it is dropped.
+  assert.equal(charCount("\u{1F468}\u200D\u{1F469}\u200D\u{1F467}"), 5);
+  assert.equal(charCount("\u0645\u06CC\u200C\u062E"), 4);
+  assert.equal(charCount("ad\u200Dmin\u200D"), 5);
+  assert.equal(charCount("\u2764\uFE0F\uFE0F"), 2);
+
+});
+
 /** A field as much as charLimit uses of one. */
 function fakeField() {
   const listeners = {};

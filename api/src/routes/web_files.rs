@@ -376,7 +376,7 @@ const NOT_FOUND_PAGE: &str = r#"<!doctype html>
 <main>
 <h1>This page does not exist</h1>
 <p class="lead">The address may be mistyped, or the page was moved. Start from the game, the RCADIA tables or the leaderboard.</p>
-<p><a class="button" href="/">To the game</a> <a href="/tables/">RCADIA tables</a></p>
+<p class="ways"><a class="button" href="/">To the game</a> <a href="/tables/">RCADIA tables</a></p>
 </main>
 </body>
 </html>
