@@ -6,7 +6,9 @@ use crate::shorten::finish;
 use crate::{PlanOutcome, PlanReport, PlanRequest, Progress, Proof, UnresolvedReason};
 use horst_engine::physics::SPEED_UNIT;
 use horst_engine::physics::TILE;
-use horst_engine::physics::{PLAYER_H, PLAYER_W, TILE_SHIFT};
+use horst_engine::physics::{
+    PEBBLE_LIFETIME, PEBBLE_SIZE, PEBBLE_SPEED, PLAYER_H, PLAYER_W, TILE_SHIFT,
+};
 use horst_engine::sim::palette::{
     EntityKind, FLYER_AXIS, FLYER_RANGE, FLYER_SPEED, PLATFORM_DX, PLATFORM_DY, PLATFORM_SPEED,
     PLATFORM_WIDTH, WALKER_SPEED,
@@ -32,8 +34,17 @@ pub const MAX_STATES: u64 = 6_000_000;
 /// stages). At 10 tiles the phases of a jackdaw or a lift coming closer multiplied the states of
 /// every run towards it (2-3 times the expansions on the wait and stomp levels).
 const NEAR: i32 = 6 * TILE;
-/// How far a pebble flies (48 ticks at 5 px per tick), in whole tiles.
-const RANGE_TILES: i32 = 15;
+/// How far shots are tried in the first stage: targets within this many whole columns of the
+/// bird's (and enemies and rocks within as many tiles of its middle).
+const CALM_RANGE_TILES: i32 = 15;
+
+/// How far beyond the bird's middle a pebble's lead edge gets, in sub-units: it leaves from
+/// just beyond the bird's front edge and moves `PEBBLE_SPEED` a tick; on its last tick of
+/// `PEBBLE_LIFETIME` it goes out before it is checked against blocks, so it hits nothing there
+/// (engine/src/sim/pebbles.rs). 63,232 sub-units to the left, one fewer to the right: 15.4
+/// tiles, so a pebble fired from the end of a column reaches into the 16th column beyond it
+/// (`levels/probes/guest-shot-from-a-fall-far`; 15 whole tiles from the bird's column before).
+const PEBBLE_LEAD: i32 = PLAYER_W / 2 + (PEBBLE_LIFETIME as i32 - 1) * PEBBLE_SPEED + PEBBLE_SIZE;
 /// Waits until something arrives (`event_waits`): at most this many per state, and at most this
 /// far ahead (30 s).
 const EVENT_WAITS: usize = 4;
@@ -82,6 +93,12 @@ pub struct Stage {
     pub tick_shift: Option<u32>,
     /// Expansions after which the stage gives way to the next one (None: the last stage).
     pub cap: Option<u64>,
+    /// Shots are tried at every target a pebble reaches ([`PEBBLE_LEAD`]), not only at those
+    /// within [`CALM_RANGE_TILES`] whole columns of the bird's. A target at the end of a
+    /// pebble's flight is hit only from a few pixels of places, so a route through such a shot
+    /// is exact to the tick; the first stage leaves it to the later ones, which find it where
+    /// nothing else wins (`levels/probes/guest-shot-from-a-fall-far`).
+    pub far_shots: bool,
 }
 
 /// The stages, coarse to fine. A stage whose space is exhausted proves nothing (its key drops
@@ -100,6 +117,7 @@ pub static STAGES: [Stage; 4] = [
         full: false,
         tick_shift: None,
         cap: Some(600_000),
+        far_shots: false,
     },
     Stage {
         pos_shift: 9,
@@ -113,6 +131,7 @@ pub static STAGES: [Stage; 4] = [
         full: false,
         tick_shift: None,
         cap: Some(1_500_000),
+        far_shots: true,
     },
     Stage {
         pos_shift: 10,
@@ -126,6 +145,7 @@ pub static STAGES: [Stage; 4] = [
         full: true,
         tick_shift: None,
         cap: Some(1_500_000),
+        far_shots: true,
     },
     Stage {
         pos_shift: 9,
@@ -139,6 +159,7 @@ pub static STAGES: [Stage; 4] = [
         full: true,
         tick_shift: Some(5),
         cap: None,
+        far_shots: true,
     },
 ];
 
@@ -278,14 +299,21 @@ impl Ctx {
 
     /// Whether a pebble fired now in direction `dir` could hit something: intact cracked rock
     /// in its row before any other solid block, an enemy near its row, or a rock-fall column,
-    /// within the pebble's range. Shots at nothing are not tried.
-    pub fn target_ahead(&self, sim: &Sim, dir: i32) -> bool {
+    /// within the pebble's range (`far`), or within [`CALM_RANGE_TILES`]. Shots at nothing are
+    /// not tried.
+    pub fn target_ahead(&self, sim: &Sim, dir: i32, far: bool) -> bool {
         let p = sim.player();
         let py = p.y + 4 * 256 + 3 * 256;
         let ty = py >> TILE_SHIFT;
         let x0 = p.x + PLAYER_W / 2;
         let tx0 = x0 >> TILE_SHIFT;
-        for d in 1..=RANGE_TILES {
+        // The last column the lead edge is checked in.
+        let columns = if far {
+            ((x0 + dir * PEBBLE_LEAD) >> TILE_SHIFT) * dir - tx0 * dir
+        } else {
+            CALM_RANGE_TILES
+        };
+        for d in 1..=columns {
             let tx = tx0 + dir * d;
             if tx < 0 || tx >= sim.width() {
                 break;
@@ -298,7 +326,14 @@ impl Ctx {
                 break;
             }
         }
-        let reach = RANGE_TILES * TILE;
+        // An enemy's or a rock's hitbox that the lead edge reaches: the point measured (6 px
+        // into an enemy's tile, a rock-fall column's middle) at most 10 px past the lead edge
+        // (a marmot's hitbox ends 15 px into its tile, 9 px past that point, on the left).
+        let reach = if far {
+            PEBBLE_LEAD + 10 * 256
+        } else {
+            CALM_RANGE_TILES * TILE
+        };
         let ahead = |x: i32| {
             let dx = (x - x0) * dir;
             dx > 0 && dx <= reach
@@ -778,8 +813,8 @@ pub fn macros(sim: &Sim, st: &Stage, ctx: &Ctx, events: &[u16], out: &mut Vec<(u
         }
     }
     if ctx.shoot_useful && p.shoot_cooldown == 0 {
-        let right = ctx.target_ahead(sim, 1);
-        let left = ctx.target_ahead(sim, -1);
+        let right = ctx.target_ahead(sim, 1, st.far_shots);
+        let left = ctx.target_ahead(sim, -1, st.far_shots);
         let ahead = if p.facing < 0 { left } else { right };
         for (m, useful) in [(8u8, right), (0, left), (4, ahead)] {
             if !useful {

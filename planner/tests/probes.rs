@@ -237,6 +237,9 @@ fn guest_probes_are_decided_as_their_truth() {
         // Written 2026-12-07 07:20 UTC: spikes on a shaft's walls every 6 rows; no proof knows
         // walls or hazards there.
         "guest-slalom-fall-6",
+        // Written 2026-12-07 09:40 UTC: cracked rock a column past a pebble's reach; no proof
+        // knows how far a pebble flies.
+        "guest-shot-from-a-fall-too-far",
     ];
     let all = probes("guest-");
     assert!(all.len() >= 30, "{} guest probes", all.len());
@@ -302,6 +305,12 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-fifteen-trap-nests",
         "guest-nest-on-spikes-deep",
         "guest-slalom-fall-2x128",
+        // The eighth round (2026-12-07): thousands of equivalent routes (the ties), two ferries
+        // on one tile (the file order decides the ride), a shot fired while falling.
+        "guest-lattice-many-routes",
+        "guest-start-on-two-ferries",
+        "guest-shot-from-a-fall",
+        "guest-shot-from-a-fall-far",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         let one = plan_for(&map, 60.0, 1);
@@ -352,7 +361,8 @@ fn an_undecided_exact_check_answers_the_same_whatever_ends_it() {
 /// doorway, pauses up to 60 ticks; `guest-edge-params`: every parameter at an end of its
 /// range; `guest-jackdaw-step-8`: a jackdaw stomped near the top of its patrol, pausing up to
 /// 20 ticks there; `guest-jackdaw-ferry-stomp`: a jackdaw patrolling over a pit as the only
-/// stepping stone, pausing up to 20 ticks at its ends): the truth written in each ("winnable for every seed") holds for these seeds too,
+/// stepping stone, pausing up to 20 ticks at its ends; `guest-marmot-tunnel-512x3`: forty
+/// marmots pausing up to 30 ticks in a corridor one tile high, each shot): the truth written in each ("winnable for every seed") holds for these seeds too,
 /// and the replay the planner answers wins with the seed it names.
 #[test]
 fn guest_levels_of_random_enemies_are_won_at_the_seeds_ends() {
@@ -361,6 +371,7 @@ fn guest_levels_of_random_enemies_are_won_at_the_seeds_ends() {
         "guest-edge-params",
         "guest-jackdaw-step-8",
         "guest-jackdaw-ferry-stomp",
+        "guest-marmot-tunnel-512x3",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         for seed in [0, u32::MAX] {
@@ -479,7 +490,7 @@ fn a_second_round_of_the_relaxation_frees_the_detour() {
 #[test]
 fn probes_one_past_a_limit_get_a_clear_validation_error() {
     let invalid = probes("invalid-");
-    assert!(invalid.len() >= 6, "{} invalid probes", invalid.len());
+    assert!(invalid.len() >= 13, "{} invalid probes", invalid.len());
     for (name, path) in invalid {
         let text = std::fs::read_to_string(&path).unwrap();
         let expect = text
@@ -515,4 +526,22 @@ fn nests_nobody_touches_do_not_lead_the_search() {
     let rep = plan_for(&map, 60.0, 2);
     assert!(rep.won(), "{:?}", rep.outcome);
     assert!(rep.expanded < 50_000, "{} states", rep.expanded);
+}
+
+/// `guest-shot-from-a-fall-far`: the plug of cracked rock 16 columns from the shaft the bird
+/// falls down, as far as a pebble flies (its lead edge reaches 305 px of column 19's 304-319
+/// from a bird against the shaft's wall; by the referee the route that wins
+/// `guest-shot-from-a-fall` wins here too). The search tried a shot only where cracked rock lay
+/// within 15 columns of the bird's column, so it never shot here and ran to the time limit
+/// (251,500 states, 16.1 s). The stages after the first now try shots at every target a
+/// pebble reaches, its lead edge followed from where it leaves the bird to its last tick
+/// (`search::Stage::far_shots`): won in the second stage, 89,359 states in all. A count of
+/// states, not the clock. The plug a column further (`guest-shot-from-a-fall-too-far`) stays
+/// out of reach: no win, no proof (`time_limit`).
+#[test]
+fn a_plug_as_far_as_a_pebble_flies_is_shot() {
+    let map = load(&root().join("levels/probes/guest-shot-from-a-fall-far.map"));
+    let rep = plan_for(&map, 60.0, 2);
+    assert!(rep.won(), "{:?}", rep.outcome);
+    assert!(rep.expanded < 100_000, "{} states", rep.expanded);
 }
