@@ -603,7 +603,8 @@ mod tests {
     }
 
     /// The Lua's copies of the presence's life and the stall's gap (helpers.lua) are the
-    /// Rust side's: a drift would drop orphans of live processes, or never.
+    /// Rust side's: a drift would drop orphans of live processes, or never. And the orphan's
+    /// message: a drift would tell callers two stories of one drop.
     #[test]
     fn the_lua_constants_are_the_rust_ones() {
         let helpers = include_str!("../lua/helpers.lua");
@@ -615,6 +616,12 @@ mod tests {
             let line = format!("local {name} = {value}\n");
             assert!(helpers.contains(&line), "helpers.lua lacks {line:?}");
         }
+        // The orphan's message, which the claim's drop and the sweep's both write.
+        let line = format!(
+            "local ORPHAN_MESSAGE = '{}'\n",
+            crate::presence::ORPHAN_MESSAGE
+        );
+        assert!(helpers.contains(&line), "helpers.lua lacks {line:?}");
     }
 
     /// A claim's reply names no fields: helpers.lua's CLAIM_FIELDS, whose values it
