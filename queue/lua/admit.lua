@@ -66,6 +66,9 @@
     ARGV[32] lease, ms (a handed job's, as claim.lua's ARGV[2])
     ARGV[33] how recent a popped idle slot's entry must be for the job to be handed to it,
              ms (its worker refreshes it every second while the slot waits)
+    ARGV[34] the latest server time (ms) this call may run at, or 0 for no bound: the
+             caller stops waiting for the answer then. Past it the call takes nothing and
+             answers 'late' (below)
 
   Handing: when nothing waits in the lanes (so no job is passed over) and the idle slot
   popped refreshed its entry within ARGV[33], the job is claimed for that slot here, as
@@ -99,6 +102,11 @@
                                    this admission adopted it): write it again and call again
     {'day', day}                   ARGV[1] is not today on the server clock: call again with
                                    the keys of `day`
+    {'late', now}                  the server's time is past ARGV[34]: the caller has given up
+                                   on this call (a partition held it and delivered it when it
+                                   healed) and was told the store could not be reached, so
+                                   nothing is taken; a caller still waiting (its bound was on a
+                                   stale estimate of this clock) calls again with a new one
 
   Cluster note: the day is part of a key (budget:<day>) and only the server clock knows it;
   the caller passes its guess and the script checks it (a wrong guess writes nothing). The recorded job
@@ -114,6 +122,10 @@ local jid, account, trust, kind = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local fp, input = ARGV[7], ARGV[8]
 local reserve = (ARGV[9] + 0)
 local now = now_ms()
+-- Run after its caller gave up: the caller was told the admission failed (and its drop of
+-- the job, Queue::drop_unclear, may have been held up with it), so a job queued now would
+-- run and be charged for a caller that may never ask again.
+if ARGV[34] ~= '0' and now > ARGV[34] + 0 then return {'late', now} end
 local day = day_of(now)
 if day ~= ARGV[1] + 0 then return {'day', day} end
 

@@ -180,6 +180,12 @@ local function orphan_drop_allowed(wk, now)
   return reaping_allowed(wk, now, STALL_MS, PRESENCE_TTL_MS)
 end
 
+-- What the caller of a dropped orphan reads (its wait, get_submission): the process it waited
+-- in may have died, or may live cut off from Redis (a partition) after answering it
+-- `pending`; either way nothing ran and nothing was charged. presence.rs's sweep says the same
+-- (ORPHAN_MESSAGE there; a test checks they agree).
+local ORPHAN_MESSAGE = 'the API process the caller waited in stopped, or lost its connection to the job store, before the job started; the job was dropped and nothing was charged; call again (the same idempotencyKey starts afresh)'
+
 -- One read of every field the checks and the claimed record need (never HGETALL). The
 -- claim's reply gives their values in this order: scripts::CLAIM_FIELDS is the same list
 -- (a test compares them).
@@ -394,7 +400,7 @@ for _ = 1, bound + 0 do
       local ek = group_key(KEYS[bi], 'queue:ended')
       if gone then
         release(jk, bk, ik, ek, jid, now, 'cancelled', 'cancelled',
-          'the API process the caller waited in stopped before the job started; it was dropped and nothing was charged; call again (the same idempotencyKey starts afresh)',
+          ORPHAN_MESSAGE,
           tonumber(job_ttl), channel)
       else
         release(jk, bk, ik, ek, jid, now, 'failed', 'timeout',

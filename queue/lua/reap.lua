@@ -49,7 +49,7 @@ if f[4] then
 end
 redis.call('HSET', jk, 'state', 'failed', 'finished', now, 'failure', cjson.encode({
   code = 'cancelled',
-  message = 'the worker running this job stopped before it finished (its lease expired); the job was not re-run and stays charged; submit it again with a new idempotencyKey'}))
+  message = 'the worker running this job stopped, or lost its connection to the job store, before its outcome was recorded (its lease expired); the job was not re-run and stays charged (the worker may have done the work); call again with a new idempotencyKey to run it again'}))
 count_done(jk, KEYS[3], 'failed')
 note_ended(KEYS[5], ARGV[1], now, 'failed', ARGV[2])
 redis.call('EXPIRE', jk, tonumber(ARGV[2]))

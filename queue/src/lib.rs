@@ -274,6 +274,10 @@ pub struct Queue {
     fair_cursor: Arc<std::sync::atomic::AtomicU64>,
     /// This process's admissions, group-committed ([`CallGroup`]).
     admits: Arc<CallGroup<Admitted>>,
+    /// The server's clock as an admission's answer last told it (its ms, and when the answer
+    /// came): the bound each admission puts on when its script may still run
+    /// ([`Queue::admit_bound_ms`]).
+    server_clock: Arc<std::sync::Mutex<Option<(u64, std::time::Instant)>>>,
     /// This process's completions (its workers' slots), group-committed.
     completes: Arc<CallGroup<Completed>>,
 }
@@ -597,6 +601,7 @@ impl Queue {
             early: Arc::default(),
             presence_at: Arc::default(),
             fair_cursor: Arc::default(),
+            server_clock: Arc::default(),
             admits: CallGroup::new(
                 &scripts::ADMIT,
                 &scripts::ADMIT_MANY,
@@ -1084,7 +1089,8 @@ impl Queue {
                 .arg(input_cap(spec.kind, s.queue.input_bytes_per_day))
                 .arg(stored.blobs.len())
                 .arg(s.queue.lease_seconds * 1000)
-                .arg(HANDOFF_FRESH.as_millis() as u64);
+                .arg(HANDOFF_FRESH.as_millis() as u64)
+                .arg(self.admit_bound_ms());
             let ran = self.admits.call(&self.store, admit).await;
             reply = match ran {
                 Ok(reply) => reply,
@@ -1095,6 +1101,14 @@ impl Queue {
             };
             match &reply {
                 Admitted::Day(today) => self.day_hint.store(*today, Ordering::Relaxed),
+                Admitted::New { created_ms } => self.note_server_clock(*created_ms),
+                // The bound was on a stale estimate of the server's clock (this call was
+                // answered, so its caller still waits): again, with the clock it told.
+                Admitted::Late { now_ms } => {
+                    self.note_server_clock(*now_ms);
+                    tracing::info!(job = %id, "an admission ran past its bound on a stale estimate of the server's clock; sent again");
+                    reply = Admitted::Day(self.guess_day());
+                }
                 // A blob expired between its write and the admission (a stall): again.
                 Admitted::Inputs => {
                     self.put_blobs(&stored).await?;
@@ -1216,7 +1230,10 @@ impl Queue {
                     message,
                 })
             }
-            Admitted::Replayed { .. } | Admitted::Day(_) | Admitted::Inputs => Err(QueueError::Store(
+            Admitted::Replayed { .. }
+            | Admitted::Day(_)
+            | Admitted::Inputs
+            | Admitted::Late { .. } => Err(QueueError::Store(
                 "admission did not settle (the day or the idempotency record kept changing); try again".to_string(),
             )),
         }
@@ -1237,6 +1254,35 @@ impl Queue {
     /// completions, and those whose wait ran out ([`CallGroup`]'s linger).
     pub fn completion_lingers(&self) -> (u64, u64) {
         self.completes.lingers()
+    }
+
+    /// Notes the server's clock from an answer that came just now.
+    fn note_server_clock(&self, ms: u64) {
+        *self.server_clock.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((ms, std::time::Instant::now()));
+    }
+
+    /// The latest server time (ms) an admission sent now may run at (admit.lua's ARGV[34]):
+    /// when this process stops waiting for its answer. A partition can hold a call past that
+    /// and deliver it when it heals (TCP retransmits what was sent); its caller was told the
+    /// store could not be reached, and the drop of its job ([`Queue::drop_unclear`]) was held
+    /// up with it, so a job it queued then would run and be charged for a caller that may
+    /// never ask again (`an_admission_that_reaches_redis_after_its_caller_gave_up_admits_nothing`).
+    ///
+    /// The server's time now is estimated from the last answer that told it, carried on this
+    /// process's monotonic clock: never ahead of the server's (the answer took time to come),
+    /// so the bound is never later than the give-up, which is at least the store's response
+    /// timeout after the send. A bound that is too early (a slow answer behind the estimate, a
+    /// step of the server's clock) is answered `late` while the caller still waits, and the
+    /// call is sent again with the clock that answer told. 0 (no bound) until an answer told
+    /// the clock.
+    fn admit_bound_ms(&self) -> u64 {
+        match *self.server_clock.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some((ms, at)) => {
+                ms + (at.elapsed() + horst_store::RESPONSE_TIMEOUT).as_millis() as u64
+            }
+            None => 0,
+        }
     }
 
     /// After an admission that failed without a clear answer (its reply lost, or the

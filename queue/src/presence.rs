@@ -95,7 +95,8 @@ impl Queue {
             if alive {
                 continue;
             }
-            let reply: Applied = scripts::CANCEL.call(&self.store)
+            let reply: Applied = scripts::CANCEL
+                .call(&self.store)
                 .key(self.job_key(&id))
                 .key(keys::lane(&self.store, lane))
                 .key(keys::fair(&self.store))
@@ -107,7 +108,7 @@ impl Queue {
                 .arg(&id)
                 .arg(JobState::Cancelled.as_str())
                 .arg(crate::FailureCode::Cancelled.as_str())
-                .arg("the API process the caller waited in stopped before the job started; it was dropped and nothing was charged; call again (the same idempotencyKey starts afresh)")
+                .arg(ORPHAN_MESSAGE)
                 .arg(self.settings.job_ttl_seconds())
                 .arg(self.done_channel(&id))
                 .arg(&account)
@@ -136,6 +137,13 @@ impl Queue {
         Ok(reply == Applied::Done)
     }
 }
+
+/// What the caller of a dropped orphan reads (its wait's end, `get_submission`). Its API
+/// process may have died, or may live cut off from Redis alone (a partition: the others keep
+/// seeing Redis, so it is no stall) after answering the caller `pending` with the job's id:
+/// either way the job never ran and nothing was charged, and the same idempotency key admits
+/// it afresh. The claim's orphan drop (helpers.lua's `ORPHAN_MESSAGE`) says the same.
+pub(crate) const ORPHAN_MESSAGE: &str = "the API process the caller waited in stopped, or lost its connection to the job store, before the job started; the job was dropped and nothing was charged; call again (the same idempotencyKey starts afresh)";
 
 /// How often a process sweeps for orphaned jobs and expired leases.
 pub const HOUSEKEEPING_EVERY: Duration = Duration::from_secs(1);

@@ -37,7 +37,7 @@ const fn queue_script<R>(file: LuaFile, keys: usize, argv: usize, writes: Writes
 
 /// `admit.lua`.
 pub(crate) static ADMIT: Script<Admitted> =
-    queue_script(lua!("lua/admit.lua"), 16, 33, Writes::Durable);
+    queue_script(lua!("lua/admit.lua"), 16, 34, Writes::Durable);
 /// `claim.lua`.
 /// `admit_many.lua`: admissions that arrived while one was in flight, in one call (admit.lua
 /// on each call's slice; [`AdmitGroup`](crate::AdmitGroup)).
@@ -45,7 +45,7 @@ pub(crate) static ADMIT_MANY: Script<Vec<Value>> = Script::group_of(
     Decl {
         file: lua!("lua/admit_many.lua"),
         keys: 16,
-        argv: Argv::Exactly(33),
+        argv: Argv::Exactly(34),
         writes: Writes::Durable,
     },
     HELPERS,
@@ -206,6 +206,11 @@ pub(crate) enum Admitted {
     Day(u64),
     /// A blob of the job's input expired before the admission adopted it: write it again.
     Inputs,
+    /// The server's time (`now_ms`) was past the call's bound: nothing was taken. The caller
+    /// gave up on the call long ago, or its estimate of the server's clock was stale.
+    Late {
+        now_ms: u64,
+    },
 }
 
 impl FromRedisValue for Admitted {
@@ -251,6 +256,9 @@ impl FromRedisValue for Admitted {
             }
             Some("day") => at(1).and_then(number).map(Admitted::Day),
             Some("inputs") => Some(Admitted::Inputs),
+            Some("late") => at(1)
+                .and_then(number)
+                .map(|now_ms| Admitted::Late { now_ms }),
             _ => None,
         };
         parsed.ok_or_else(|| unexpected("admit", &items))
@@ -603,7 +611,8 @@ mod tests {
     }
 
     /// The Lua's copies of the presence's life and the stall's gap (helpers.lua) are the
-    /// Rust side's: a drift would drop orphans of live processes, or never.
+    /// Rust side's: a drift would drop orphans of live processes, or never. And the orphan's
+    /// message: a drift would tell callers two stories of one drop.
     #[test]
     fn the_lua_constants_are_the_rust_ones() {
         let helpers = include_str!("../lua/helpers.lua");
@@ -615,6 +624,12 @@ mod tests {
             let line = format!("local {name} = {value}\n");
             assert!(helpers.contains(&line), "helpers.lua lacks {line:?}");
         }
+        // The orphan's message, which the claim's drop and the sweep's both write.
+        let line = format!(
+            "local ORPHAN_MESSAGE = '{}'\n",
+            crate::presence::ORPHAN_MESSAGE
+        );
+        assert!(helpers.contains(&line), "helpers.lua lacks {line:?}");
     }
 
     /// A claim's reply names no fields: helpers.lua's CLAIM_FIELDS, whose values it

@@ -3550,3 +3550,61 @@ async fn a_queued_record_holds_no_charge_until_its_claim() {
         "the claim's charge"
     );
 }
+
+/// An admission that reaches Redis only after its caller stopped waiting for the answer: a
+/// partition held the request past the call's timeout (5 s) and delivered it when it healed,
+/// as TCP does (`horst_testkit::Cut`). The caller was told the store could not be reached,
+/// and the drop of an unclear admission could not reach it either; the late script must then
+/// take and queue nothing, or the job runs and is charged for a caller told it failed (who
+/// may never call again). With the heal, the process admits as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admission_that_reaches_redis_after_its_caller_gave_up_admits_nothing() {
+    let redis = RedisServer::start();
+    let cut = horst_testkit::Cut::start(redis.port()).await;
+    let (queue, _stop) = queue_on(&cut.url(), |_| {}).await;
+    let (observer, _observer_stop) = queue_on(&redis.url(), |_| {}).await;
+    // A process that has been admitting.
+    let first = queue
+        .admit_for_caller(spec(JobKind::Simulate, "ada", 1, "cut-1"))
+        .await;
+    assert!(is_new(&first), "{first:?}");
+    let before = observer.remaining("bea", 1).await.unwrap();
+
+    cut.cut();
+    let late = queue
+        .admit_for_caller(spec(JobKind::Simulate, "bea", 1, "cut-2"))
+        .await;
+    assert!(matches!(late, Err(QueueError::Unavailable(_))), "{late:?}");
+    cut.heal();
+    // What the cut held reaches Redis now; a call sent after the heal is answered after it
+    // on the same connection, and the window covers a connection made again.
+    let mut answered = false;
+    for _ in 0..100 {
+        answered = queue.remaining("bea", 1).await.is_ok();
+        if answered {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(answered, "the process never reached Redis again");
+    let mut admitted = false;
+    for _ in 0..50 {
+        admitted = observer
+            .has_idempotency_record("bea", "cut-2")
+            .await
+            .unwrap();
+        if admitted {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!admitted, "the late admission queued a job");
+    assert_eq!(observer.remaining("bea", 1).await.unwrap(), before);
+    assert_eq!(observer.depth().await.unwrap().0, 1, "ada's job only");
+
+    // Healed, the same key admits at once.
+    let again = queue
+        .admit_for_caller(spec(JobKind::Simulate, "bea", 1, "cut-2"))
+        .await;
+    assert!(is_new(&again), "{again:?}");
+}

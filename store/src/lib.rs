@@ -40,7 +40,7 @@ pub use delayed::{
 pub use durable::{DurableConn, DURABLE_CONNS};
 pub use health::{Health, HealthState, ServerCheck};
 pub use notifier::{Heard, Notifier, Subscription};
-pub use primary::{RedisTarget, SentinelTarget};
+pub use primary::{RedisTarget, SentinelTarget, RESPONSE_TIMEOUT};
 /// The error of every Redis call, for crates that handle it without talking to Redis
 /// themselves (the HTTP API: [`is_unreachable`] tells an outage from a bug).
 pub use redis::RedisError;

@@ -10,6 +10,9 @@
 //!
 //! [`RedisCluster`] is three primaries with a replica each in cluster mode, one shared by
 //! every test of a binary ([`RedisCluster::shared`]), for the cluster tests.
+//!
+//! [`Cut`] is a TCP proxy the test can cut off: a network partition between the processes
+//! that reach Redis through it and Redis, while the others still reach it.
 // Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
 // left out because each test binary sees the dev-dependencies of all of them.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
@@ -20,8 +23,10 @@ use std::time::Duration;
 use horst_redis_process::{free_port, Listen, RedisOptions, RedisProcess};
 
 mod cluster;
+mod cut;
 mod sentinel;
 pub use cluster::RedisCluster;
+pub use cut::Cut;
 pub use sentinel::{SentinelCluster, MASTER as SENTINEL_MASTER};
 
 /// A redis-server owned by one test; killed when dropped.

@@ -52,6 +52,7 @@ mod metrics_table;
 mod names;
 mod newcomer_docs;
 mod ops_manifests;
+mod partition;
 pub mod phone_pages;
 pub mod play_cli;
 mod queue_cost;

@@ -77,6 +77,38 @@ pub(crate) fn observer(store: &horst_store::Store) -> (Queue, watch::Sender<bool
     (queue, stop)
 }
 
+/// What a test of separately started `horst` processes looks on from: their redis-server,
+/// a queue on it as an operator's view ([`observer`]), an agent key of `account` (trust 1)
+/// and what that account may still do today, and a directory to start the processes in.
+pub(crate) struct Outside {
+    pub(crate) redis: RedisServer,
+    pub(crate) store: horst_store::Store,
+    pub(crate) queue: Queue,
+    pub(crate) key: String,
+    pub(crate) before: horst_queue::Remaining,
+    pub(crate) dir: tempfile::TempDir,
+    _stop: watch::Sender<bool>,
+}
+
+pub(crate) async fn outside(account: &str) -> Outside {
+    let redis = RedisServer::start();
+    let store = horst_store::Store::connect(&redis.url(), "horst:")
+        .await
+        .unwrap();
+    let (queue, stop) = observer(&store);
+    let key = agent_key(&store, account).await;
+    let before = queue.remaining(account, 1).await.unwrap();
+    Outside {
+        redis,
+        store,
+        queue,
+        key,
+        before,
+        dir: tempfile::tempdir().unwrap(),
+        _stop: stop,
+    }
+}
+
 pub(crate) async fn agent_key(store: &horst_store::Store, name: &str) -> String {
     horst_identity::accounts::create_account(store, name, 1)
         .await
@@ -97,6 +129,33 @@ pub(crate) async fn newest_job(store: &horst_store::Store, account: &str) -> Opt
         .await
         .ok()?;
     ids.into_iter().next()
+}
+
+/// Whether job `id` is in `state` within a generous while (false if it never is).
+pub(crate) async fn until_state(queue: &Queue, id: &str, state: JobState) -> bool {
+    eventually(LONG, async || {
+        queue
+            .get(id)
+            .await
+            .ok()
+            .flatten()
+            .is_some_and(|r| r.state == state)
+    })
+    .await
+}
+
+/// Asserts that `last`, read again later, is still the job `reaped` as its lease expired:
+/// failed, not completed, not re-run, its charge kept once.
+pub(crate) fn assert_still_reaped(last: &horst_queue::JobRecord, reaped: &horst_queue::JobRecord) {
+    assert_eq!(last.state, JobState::Failed, "{last:?}");
+    assert_eq!(last.failure, reaped.failure);
+    assert_eq!(last.started_at_ms, reaped.started_at_ms);
+    assert_eq!(last.finished_at_ms, reaped.finished_at_ms);
+    assert!(last.result.is_none(), "{last:?}");
+    assert_eq!(
+        last.charged_seconds, reaped.charged_seconds,
+        "the charge is kept"
+    );
 }
 
 /// The id of the account's newest job once `worker` runs it.
@@ -411,14 +470,15 @@ async fn an_invalid_map_is_refused_before_admission_and_costs_nothing() {
 /// Item 6: the API process a caller waits in is killed while the job is queued (no worker
 /// runs): another process drops the job and gives back what admission took.
 async fn a_queued_job_of_a_killed_api_process_is_dropped_and_released() {
-    let redis = RedisServer::start();
-    let store = horst_store::Store::connect(&redis.url(), "horst:")
-        .await
-        .unwrap();
-    let (queue, _stop) = observer(&store);
-    let key = agent_key(&store, "robin").await;
-    let before = queue.remaining("robin", 1).await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let Outside {
+        redis,
+        store,
+        queue,
+        key,
+        before,
+        dir,
+        ..
+    } = outside("robin").await;
     let mut doomed = api_process(&redis, dir.path(), &[]);
     let addr = doomed.wait_listening();
     let mut survivor = api_process(&redis, dir.path(), &[]);
@@ -449,15 +509,7 @@ async fn a_queued_job_of_a_killed_api_process_is_dropped_and_released() {
     doomed.wait_exit(Duration::from_secs(10)).unwrap();
     let _ = caller.await;
 
-    let dropped = eventually(LONG, async || {
-        queue
-            .get(&job)
-            .await
-            .ok()
-            .flatten()
-            .is_some_and(|r| r.state == JobState::Cancelled)
-    })
-    .await;
+    let dropped = until_state(&queue, &job, JobState::Cancelled).await;
     assert!(dropped, "the orphan was not dropped: {}", survivor.stderr());
     eprintln!(
         "figure: orphaned queued job dropped and released {:.1} s after kill -9 of its API process (presence 10 s)",
