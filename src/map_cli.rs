@@ -141,6 +141,41 @@ fn fail(json: bool, err: &EngineError) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// An invalid map: every error with its line, column and hint (the first alone left the rest
+/// to one fix-and-rerun each), as the `render_map` tool answers: the code stays the engine's
+/// (`validation_failed`); `errors` is the validation report's list.
+fn fail_map(json: bool, path: &Path, report: &ValidationReport) -> ExitCode {
+    let message = format!(
+        "the map is invalid: {}; fix every error listed (each with its line, column and a hint, as `horst map validate` lists them)",
+        report.summary()
+    );
+    let code = EngineError::InvalidMap(String::new()).code();
+    if json {
+        print_json(&serde_json::json!({
+            "ok": false,
+            "error": {
+                "code": code,
+                "message": message,
+                "errors": report.errors,
+            }
+        }));
+    } else {
+        eprintln!("error ({code}): {message}");
+        for e in &report.errors {
+            eprintln!(
+                "{}:{}:{}: error[{}]: {}\n    hint: {}",
+                path.display(),
+                e.line,
+                e.column,
+                e.code,
+                e.message,
+                e.hint
+            );
+        }
+    }
+    ExitCode::from(2)
+}
+
 /// Reads a map file as text, or explains (as a validation report) why it cannot be one.
 fn read_map(file: &Path) -> Result<String, ValidationReport> {
     let bytes = match read_limited(file, "map") {
@@ -212,7 +247,7 @@ pub fn run(cmd: MapCommand) -> ExitCode {
         } => {
             let text = match read_map(&file) {
                 Ok(t) => t,
-                Err(r) => return fail(json, &EngineError::InvalidMap(r.summary())),
+                Err(r) => return fail_map(json, &file, &r),
             };
             let window = horst_map_image::Window {
                 x,
@@ -222,6 +257,12 @@ pub fn run(cmd: MapCommand) -> ExitCode {
             };
             let view = match horst_map_image::view(&text, window, png.is_some()) {
                 Ok(v) => v,
+                Err(e @ EngineError::InvalidMap(_)) => {
+                    return match parse_map(&text) {
+                        Err(report) => fail_map(json, &file, &report),
+                        Ok(_) => fail(json, &e),
+                    }
+                }
                 Err(e) => return fail(json, &e),
             };
             let (result, picture) = horst_gateway::render::result_of(view);
@@ -251,11 +292,11 @@ pub fn run(cmd: MapCommand) -> ExitCode {
         MapCommand::Simulate { file, replay, json } => {
             let text = match read_map(&file) {
                 Ok(t) => t,
-                Err(r) => return fail(json, &EngineError::InvalidMap(r.summary())),
+                Err(r) => return fail_map(json, &file, &r),
             };
             let map = match parse_map(&text) {
                 Ok(m) => m,
-                Err(r) => return fail(json, &EngineError::InvalidMap(r.summary())),
+                Err(r) => return fail_map(json, &file, &r),
             };
             let rtext = match read_limited(&replay, "replay").and_then(|b| {
                 String::from_utf8(b)
@@ -351,11 +392,11 @@ fn solve(file: &Path, seed: u32, time_limit: f64, threads: Option<usize>, json: 
     use std::sync::atomic::Ordering;
     let text = match read_map(file) {
         Ok(t) => t,
-        Err(r) => return fail(json, &EngineError::InvalidMap(r.summary())),
+        Err(r) => return fail_map(json, file, &r),
     };
     let map = match parse_map(&text) {
         Ok(m) => m,
-        Err(r) => return fail(json, &EngineError::InvalidMap(r.summary())),
+        Err(r) => return fail_map(json, file, &r),
     };
     if !(time_limit.is_finite() && time_limit > 0.0 && time_limit <= 3600.0) {
         let e = EngineError::InvalidInput("--time-limit must be 0-3600 seconds".into());

@@ -65,6 +65,55 @@ fn validate_reports_row_and_entity_errors_together() {
         .starts_with("add 1 tile "));
 }
 
+/// `render`, `simulate` and `solve` on an invalid map list every error, as `validate` and the
+/// `render_map` tool do (they printed only the first: one fix and rerun per error).
+#[test]
+fn render_simulate_and_solve_list_every_error_of_an_invalid_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = SPIKES
+        .replace("......\n..^^..", ".....\n..^^..")
+        .replace("nest 5 1", "nest 50 1");
+    std::fs::write(dir.path().join("broken.map"), broken).unwrap();
+    std::fs::write(
+        dir.path().join("right.json"),
+        r#"{"seed": 1, "actions": [{"action": 8, "ticks": 120}]}"#,
+    )
+    .unwrap();
+    for args in [
+        &["render", "broken.map"][..],
+        &["simulate", "broken.map", "--replay", "right.json"],
+        &["solve", "broken.map"],
+    ] {
+        let (code, json) = horst_map(dir.path(), &[args, &["--json"]].concat());
+        assert_eq!(code, 2, "{args:?}: {json}");
+        let v: Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["error"]["code"], "validation_failed", "{args:?}: {json}");
+        let codes: Vec<&str> = v["error"]["errors"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{args:?}: no errors list: {json}"))
+            .iter()
+            .map(|e| e["code"].as_str().unwrap())
+            .collect();
+        assert_eq!(codes, ["ragged_row", "entity_out_of_bounds"], "{args:?}");
+        assert!(v["error"]["errors"][0]["hint"].is_string(), "{json}");
+
+        let out = Command::new(env!("CARGO_BIN_EXE_horst"))
+            .arg("map")
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("run horst map");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("error[ragged_row]"), "{args:?}: {err}");
+        assert!(
+            err.contains("error[entity_out_of_bounds]"),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("hint: "), "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn render_clips_like_the_tool_and_writes_a_png() {
     let dir = tempfile::tempdir().unwrap();
