@@ -25,6 +25,10 @@
     ARGV[2] lease, ms ('0': remove the taken entries at once)
     ARGV[3] stall, ms: a longer gap since the last pop is a stall
     ARGV[4] how long a stall is remembered after it ended, ms
+    ARGV[5] the latest server time (ms) this pop may take entries at, or '0' for no bound:
+            its caller stops waiting for the answer then. A pop that runs later (a partition
+            held it and delivered it when it healed) takes none: leased to a taker that never
+            heard, they would fire only a lease late; taken without a lease, never
 
   Output:
     {{member, due_ms, member, due_ms, ...}, next_due_ms or nil, lease_score, now_ms, stalls}:
@@ -35,6 +39,7 @@
 ]]
 local now = now_ms()
 local limit = tonumber(ARGV[1])
+if ARGV[5] ~= '0' and now > tonumber(ARGV[5]) then limit = 0 end
 local due = {}
 if limit > 0 then
   due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)

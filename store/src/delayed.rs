@@ -24,7 +24,7 @@ type PopAnswer = (Vec<String>, Option<String>, String, String, String);
 pub(crate) static POP_DUE: Script<PopAnswer> = Script::new(Decl {
     file: crate::lua!("lua/pop_due.lua"),
     keys: 2,
-    argv: Argv::Exactly(4),
+    argv: Argv::Exactly(5),
     writes: Writes::PrimaryOnly,
 })
 // At `maxmemory` too: a lease moves entries it does not add, and the clock note is a few
@@ -81,11 +81,57 @@ pub struct Popped {
 #[derive(Clone)]
 pub struct DelayedSet {
     store: Store,
+    /// The server's clock as the last pop's answer told it (its ms, and when the answer came):
+    /// the bound each pop puts on when it may still take entries ([`DelayedSet::pop_bound_ms`]).
+    server_clock: std::sync::Arc<std::sync::Mutex<Option<(u64, std::time::Instant)>>>,
 }
 
 impl DelayedSet {
     pub fn new(store: Store) -> DelayedSet {
-        DelayedSet { store }
+        DelayedSet {
+            store,
+            server_clock: Default::default(),
+        }
+    }
+
+    /// The latest server time (ms) a pop sent now may take entries at (pop_due.lua's ARGV[5]):
+    /// when this process stops waiting for its answer. A partition can hold a pop past that
+    /// and deliver it when it heals (TCP retransmits what was sent); the entries it took would
+    /// be leased to a taker that never heard of them (fired a lease late) or, without a lease,
+    /// lost. The server's time now is estimated from the last answer, carried on this
+    /// process's monotonic clock: never ahead of the server's (the answer took time to come),
+    /// so the bound is never later than the give-up. A bound too early (a step of the server's
+    /// clock) makes a pop take nothing, and the next pop, with the clock that answer told,
+    /// takes them. 0 (no bound) until an answer told the clock. The queue's admissions bound
+    /// themselves the same way (`Queue::admit_bound_ms`).
+    ///
+    /// The estimate is kept without the store's clock offset (tests move it; 0 in
+    /// production) and the offset of the moment is added, so moving it does not make a pop
+    /// take nothing.
+    fn pop_bound_ms(&self, offset_ms: i64) -> u64 {
+        match *self
+            .server_clock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        {
+            Some((raw_ms, at)) => {
+                let bound = raw_ms + (at.elapsed() + crate::RESPONSE_TIMEOUT).as_millis() as u64;
+                bound.saturating_add_signed(offset_ms).max(1)
+            }
+            None => 0,
+        }
+    }
+
+    /// Notes the server's clock from an answer that came just now (`at_ms`, told with the
+    /// offset `offset_ms`).
+    fn note_server_clock(&self, at_ms: u64, offset_ms: i64) {
+        *self
+            .server_clock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((
+            at_ms.saturating_add_signed(-offset_ms),
+            std::time::Instant::now(),
+        ));
     }
 
     /// The clock note of `bucket` (`delayed:stalls`, a hash in the bucket's slot): the last pop's
@@ -174,6 +220,8 @@ impl DelayedSet {
         limit: usize,
         lease_ms: u64,
     ) -> Vec<Result<Popped, StoreError>> {
+        let offset = self.store.clock_offset_ms();
+        let bound = self.pop_bound_ms(offset);
         let pops = buckets.iter().map(|&b| {
             let (key, stalls) = (self.key_in(b), self.stalls_key_in(b));
             async move {
@@ -185,6 +233,7 @@ impl DelayedSet {
                     .arg(lease_ms)
                     .arg(STALL_AFTER.as_millis() as u64)
                     .arg(STALL_MEMORY.as_millis() as u64)
+                    .arg(bound)
                     .run()
                     .await
             }
@@ -195,6 +244,7 @@ impl DelayedSet {
             .zip(futures_util::future::join_all(pops).await)
             .map(|(&bucket, popped)| {
                 let (flat, first, lease, at, stalls) = popped?;
+                self.note_server_clock(ms(&at), offset);
                 Ok(Popped {
                     bucket,
                     due: flat
