@@ -274,10 +274,9 @@ pub struct Queue {
     fair_cursor: Arc<std::sync::atomic::AtomicU64>,
     /// This process's admissions, group-committed ([`CallGroup`]).
     admits: Arc<CallGroup<Admitted>>,
-    /// The server's clock as an admission's answer last told it (its ms, and when the answer
-    /// came): the bound each admission puts on when its script may still run
-    /// ([`Queue::admit_bound_ms`]).
-    server_clock: Arc<std::sync::Mutex<Option<(u64, std::time::Instant)>>>,
+    /// The server's clock as an admission's answer last told it: the bound each admission
+    /// carries on when its script may still run ([`Queue::admit_bound_ms`]).
+    server_clock: horst_store::ServerClock,
     /// This process's completions (its workers' slots), group-committed.
     completes: Arc<CallGroup<Completed>>,
 }
@@ -601,7 +600,7 @@ impl Queue {
             early: Arc::default(),
             presence_at: Arc::default(),
             fair_cursor: Arc::default(),
-            server_clock: Arc::default(),
+            server_clock: horst_store::ServerClock::default(),
             admits: CallGroup::new(
                 &scripts::ADMIT,
                 &scripts::ADMIT_MANY,
@@ -1256,10 +1255,9 @@ impl Queue {
         self.completes.lingers()
     }
 
-    /// Notes the server's clock from an answer that came just now.
+    /// Notes the server's clock from an admission's answer that came just now.
     fn note_server_clock(&self, ms: u64) {
-        *self.server_clock.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some((ms, std::time::Instant::now()));
+        self.server_clock.note(ms, self.store.clock_offset_ms());
     }
 
     /// The latest server time (ms) an admission sent now may run at (admit.lua's ARGV[34]):
@@ -1269,20 +1267,12 @@ impl Queue {
     /// up with it, so a job it queued then would run and be charged for a caller that may
     /// never ask again (`an_admission_that_reaches_redis_after_its_caller_gave_up_admits_nothing`).
     ///
-    /// The server's time now is estimated from the last answer that told it, carried on this
-    /// process's monotonic clock: never ahead of the server's (the answer took time to come),
-    /// so the bound is never later than the give-up, which is at least the store's response
-    /// timeout after the send. A bound that is too early (a slow answer behind the estimate, a
-    /// step of the server's clock) is answered `late` while the caller still waits, and the
-    /// call is sent again with the clock that answer told. 0 (no bound) until an answer told
-    /// the clock.
+    /// The estimate is [`horst_store::ServerClock`]'s. A bound that is too early (a slow
+    /// answer behind the estimate, a step of the server's clock) is answered `late` while the
+    /// caller still waits, and the call is sent again with the clock that answer told. 0 (no
+    /// bound) until an answer told the clock.
     fn admit_bound_ms(&self) -> u64 {
-        match *self.server_clock.lock().unwrap_or_else(|e| e.into_inner()) {
-            Some((ms, at)) => {
-                ms + (at.elapsed() + horst_store::RESPONSE_TIMEOUT).as_millis() as u64
-            }
-            None => 0,
-        }
+        self.server_clock.bound_ms(self.store.clock_offset_ms())
     }
 
     /// After an admission that failed without a clear answer (its reply lost, or the

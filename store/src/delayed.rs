@@ -14,7 +14,7 @@
 //! ([`Popped::stalls`]); [`DelayedSet::stalls_in`] asks without taking anything.
 
 use crate::script::{Argv, Decl, Script, Writes};
-use crate::{Store, StoreError};
+use crate::{ServerClock, Store, StoreError};
 
 /// The answer of `lua/pop_due.lua`: `[member, due_ms, ...]` earliest first, the next due time
 /// left, the leased score, the server clock of the pop, the stalls remembered.
@@ -81,57 +81,19 @@ pub struct Popped {
 #[derive(Clone)]
 pub struct DelayedSet {
     store: Store,
-    /// The server's clock as the last pop's answer told it (its ms, and when the answer came):
-    /// the bound each pop puts on when it may still take entries ([`DelayedSet::pop_bound_ms`]).
-    server_clock: std::sync::Arc<std::sync::Mutex<Option<(u64, std::time::Instant)>>>,
+    /// The server's clock as the last pop's answer told it: the bound each pop carries on
+    /// when it may still take entries (pop_due.lua's ARGV[5]): a pop a partition held past its
+    /// caller's give-up takes nothing, where it leased the deadlines due at the heal to a
+    /// taker that never heard (fired a lease late) or, without a lease, lost them.
+    server_clock: ServerClock,
 }
 
 impl DelayedSet {
     pub fn new(store: Store) -> DelayedSet {
         DelayedSet {
             store,
-            server_clock: Default::default(),
+            server_clock: ServerClock::default(),
         }
-    }
-
-    /// The latest server time (ms) a pop sent now may take entries at (pop_due.lua's ARGV[5]):
-    /// when this process stops waiting for its answer. A partition can hold a pop past that
-    /// and deliver it when it heals (TCP retransmits what was sent); the entries it took would
-    /// be leased to a taker that never heard of them (fired a lease late) or, without a lease,
-    /// lost. The server's time now is estimated from the last answer, carried on this
-    /// process's monotonic clock: never ahead of the server's (the answer took time to come),
-    /// so the bound is never later than the give-up. A bound too early (a step of the server's
-    /// clock) makes a pop take nothing, and the next pop, with the clock that answer told,
-    /// takes them. 0 (no bound) until an answer told the clock. The queue's admissions bound
-    /// themselves the same way (`Queue::admit_bound_ms`).
-    ///
-    /// The estimate is kept without the store's clock offset (tests move it; 0 in
-    /// production) and the offset of the moment is added, so moving it does not make a pop
-    /// take nothing.
-    fn pop_bound_ms(&self, offset_ms: i64) -> u64 {
-        match *self
-            .server_clock
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-        {
-            Some((raw_ms, at)) => {
-                let bound = raw_ms + (at.elapsed() + crate::RESPONSE_TIMEOUT).as_millis() as u64;
-                bound.saturating_add_signed(offset_ms).max(1)
-            }
-            None => 0,
-        }
-    }
-
-    /// Notes the server's clock from an answer that came just now (`at_ms`, told with the
-    /// offset `offset_ms`).
-    fn note_server_clock(&self, at_ms: u64, offset_ms: i64) {
-        *self
-            .server_clock
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((
-            at_ms.saturating_add_signed(-offset_ms),
-            std::time::Instant::now(),
-        ));
     }
 
     /// The clock note of `bucket` (`delayed:stalls`, a hash in the bucket's slot): the last pop's
@@ -221,7 +183,7 @@ impl DelayedSet {
         lease_ms: u64,
     ) -> Vec<Result<Popped, StoreError>> {
         let offset = self.store.clock_offset_ms();
-        let bound = self.pop_bound_ms(offset);
+        let bound = self.server_clock.bound_ms(offset);
         let pops = buckets.iter().map(|&b| {
             let (key, stalls) = (self.key_in(b), self.stalls_key_in(b));
             async move {
@@ -244,7 +206,7 @@ impl DelayedSet {
             .zip(futures_util::future::join_all(pops).await)
             .map(|(&bucket, popped)| {
                 let (flat, first, lease, at, stalls) = popped?;
-                self.note_server_clock(ms(&at), offset);
+                self.server_clock.note(ms(&at), offset);
                 Ok(Popped {
                     bucket,
                     due: flat

@@ -30,6 +30,7 @@ mod notifier;
 mod primary;
 pub mod random;
 pub mod script;
+mod server_clock;
 pub mod trail;
 mod unreachable;
 pub use cluster::{Conn, Group};
@@ -44,6 +45,7 @@ pub use primary::{RedisTarget, SentinelTarget, RESPONSE_TIMEOUT};
 /// The error of every Redis call, for crates that handle it without talking to Redis
 /// themselves (the HTTP API: [`is_unreachable`] tells an outage from a bug).
 pub use redis::RedisError;
+pub use server_clock::ServerClock;
 pub use unreachable::UnreachableHold;
 
 /// Redis errors, as horst reports them (without credentials: the URL is never included).
