@@ -226,6 +226,12 @@ fn guest_probes_are_decided_as_their_truth() {
         ("guest-lift-down-through-ledges", Proof::RelaxedGraph),
         // The same lift slanted 4 columns right over its 7 rows, at speed 8: still aligned.
         ("guest-slant-lift-through-ledges", Proof::RelaxedGraph),
+        // Written 2026-12-07 11:45 UTC, the ninth round. A slot through a wall 6 tiles above
+        // the ground: a jump and the boost lift the feet about 83 px of the 96 (its twin at 5
+        // tiles is won, `fair`).
+        ("guest-slot-above-boost-apex", Proof::RelaxedGraph),
+        // A map one row high: no floor, the bird falls out on tick 9 whatever it does.
+        ("guest-one-row-map", Proof::RelaxedGraph),
     ];
     let undecided = [
         // The roof of guest-tunnel-hole-5 with one tile open: the envelope's roof must span
@@ -311,6 +317,15 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-start-on-two-ferries",
         "guest-shot-from-a-fall",
         "guest-shot-from-a-fall-far",
+        // The ninth round (2026-12-07): hazards in sync, a long wait, an arc through a slot, a
+        // map one column wide; and the calm route (`calm`), which runs after a win.
+        "guest-rock-curtain-sync",
+        "guest-rock-wave",
+        "guest-jackdaw-curtain-sync",
+        "guest-ferry-wait-4000",
+        "guest-slot-at-boost-apex",
+        "guest-pillar-hops-down",
+        "guest-one-column-fall-128",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         let one = plan_for(&map, 60.0, 1);
