@@ -56,6 +56,7 @@
 // left out because each test binary sees the dev-dependencies of all of them.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
+pub mod calm;
 pub mod envelope;
 pub mod exact;
 pub mod memory;

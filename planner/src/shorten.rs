@@ -11,6 +11,10 @@
 //! neither the thread count nor the machine's speed nor when the search found the win (the
 //! search leaves it [`shorten_reserve`] of the time limit; only a cancel stops it early). The final replay is run-length encoded within the contract's limits
 //! and confirmed by `horst_engine::referee`; a replay it does not confirm is never returned.
+//! Then it is relaxed for a person (`relax`), and where that still reads `tight` or
+//! `frame_perfect`, a calm route (`crate::calm`, `calmer`) relaxed the same way answers instead
+//! if its report is better; the shortening, both relaxations and the calm search share the
+//! referee ticks of [`FINISH_TICKS`].
 
 use crate::PlanRequest;
 use horst_engine::replay::Replay;
@@ -22,7 +26,8 @@ const SHORTEN_BUDGET: u32 = 30_000;
 /// Ticks the shortening may simulate (about 1.5 s of one core at the engine's pace).
 const SHORTEN_TICKS: u64 = 16_000_000;
 /// Ticks the shortening and the relaxation may simulate together: the relaxation gets what
-/// the shortening left of this, up to its own budget (most shortenings use little).
+/// the shortening left of this, up to its own budget (most shortenings use little); the calm
+/// search and its relaxation what those two left (`calmer`).
 const FINISH_TICKS: u64 = 18_000_000;
 /// How much of the time limit the search leaves for shortening, relaxing and confirming its
 /// win: the tick budgets (and the one report the relaxation may run past its budget) at a slow
@@ -345,25 +350,86 @@ pub fn finish(req: &PlanRequest, steps: Vec<Step>) -> Option<(Replay, u32)> {
         if let Some(t) = confirm(req.map, &replay) {
             let budget =
                 horst_feasibility::RELAX_BUDGET_TICKS.min(FINISH_TICKS.saturating_sub(spent));
-            return Some(relax(req, replay, t, budget));
+            let (replay, t, report, relaxed) = relax(req, replay, t, budget);
+            let left = FINISH_TICKS.saturating_sub(spent + relaxed);
+            return Some(calmer(req, replay, t, report, left));
         }
     }
     None
+}
+
+/// The calm route (`calm`), where the fast one, relaxed, still reads `tight` or
+/// `frame_perfect`: it replaces the fast one if its own relaxed report is better (a lower
+/// verdict). The relaxation re-times a route and cannot make a chain of running leaps into
+/// hops from a stand; the report is about the easiest route found, not the fastest. `left`:
+/// the referee ticks of [`FINISH_TICKS`] the shortening and the relaxation left; the calm
+/// search gets at most [`crate::calm::CALM_TICKS`] of them and its relaxation the rest.
+fn calmer(
+    req: &PlanRequest,
+    replay: Replay,
+    ticks: u32,
+    report: Option<horst_feasibility::Feasibility>,
+    left: u64,
+) -> (Replay, u32) {
+    let Some(verdict) = report
+        .map(|r| r.verdict)
+        .filter(|v| *v >= horst_feasibility::Verdict::Tight)
+    else {
+        return (replay, ticks);
+    };
+    // Its report needs a report's budget after the search.
+    let search =
+        crate::calm::CALM_TICKS.min(left.saturating_sub(horst_feasibility::WORK_BUDGET_TICKS));
+    if search == 0 {
+        return (replay, ticks);
+    }
+    let stop = || req.cancel.load(Ordering::Relaxed);
+    let calm = crate::calm::calm_route(req.map, req.seed, search, &stop);
+    let Some(steps) = calm.steps else {
+        return (replay, ticks);
+    };
+    let candidate = Replay {
+        seed: req.seed,
+        actions: steps,
+    };
+    let Some(t) = confirm(req.map, &candidate) else {
+        return (replay, ticks);
+    };
+    let budget = left.saturating_sub(calm.work_ticks);
+    let (candidate, t, calm_report, _) = relax(req, candidate, t, budget);
+    // Only a complete report counts: one cut short by its budget judged some inputs only, and
+    // could call the calm route easier than it is.
+    match calm_report {
+        Some(r) if r.complete && r.verdict < verdict => (candidate, t),
+        _ => (replay, ticks),
+    }
 }
 
 /// The shortened replay is the fastest route, which often needs inputs on exact ticks where a
 /// person has room: the feasibility report would judge the planner's haste, not the level.
 /// The relaxation pass (`horst_feasibility::relax`, bounded in referee ticks) changes it into
 /// a replay with wider input windows where it finds one; the referee confirms it again.
-fn relax(req: &PlanRequest, replay: Replay, ticks: u32, budget: u64) -> (Replay, u32) {
+/// Returns the replay, its win tick, its report (none if the relaxation could not judge it)
+/// and the referee ticks the relaxation spent.
+fn relax(
+    req: &PlanRequest,
+    replay: Replay,
+    ticks: u32,
+    budget: u64,
+) -> (Replay, u32, Option<horst_feasibility::Feasibility>, u64) {
     let stop = || req.cancel.load(Ordering::Relaxed);
-    let relaxed = horst_feasibility::relax_until(req.map, &replay, budget, &stop);
-    if let Some(r) = relaxed.filter(|r| r.changed) {
+    let Some(r) = horst_feasibility::relax_until(req.map, &replay, budget, &stop) else {
+        return (replay, ticks, None, 0);
+    };
+    if r.changed {
         if let Some(t) = confirm(req.map, &r.replay) {
-            return (r.replay, t);
+            return (r.replay, t, Some(r.report), r.work_ticks);
         }
+        // Not confirmed (cannot happen: the relaxation runs the referee's own steps): the
+        // given replay, unjudged.
+        return (replay, ticks, None, r.work_ticks);
     }
-    (replay, ticks)
+    (replay, ticks, Some(r.report), r.work_ticks)
 }
 
 #[cfg(test)]

@@ -226,6 +226,12 @@ fn guest_probes_are_decided_as_their_truth() {
         ("guest-lift-down-through-ledges", Proof::RelaxedGraph),
         // The same lift slanted 4 columns right over its 7 rows, at speed 8: still aligned.
         ("guest-slant-lift-through-ledges", Proof::RelaxedGraph),
+        // Written 2026-12-07 11:45 UTC, the ninth round. A slot through a wall 6 tiles above
+        // the ground: a jump and the boost lift the feet about 83 px of the 96 (its twin at 5
+        // tiles is won, `fair`).
+        ("guest-slot-above-boost-apex", Proof::RelaxedGraph),
+        // A map one row high: no floor, the bird falls out on tick 9 whatever it does.
+        ("guest-one-row-map", Proof::RelaxedGraph),
     ];
     let undecided = [
         // The roof of guest-tunnel-hole-5 with one tile open: the envelope's roof must span
@@ -311,6 +317,15 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-start-on-two-ferries",
         "guest-shot-from-a-fall",
         "guest-shot-from-a-fall-far",
+        // The ninth round (2026-12-07): hazards in sync, a long wait, an arc through a slot, a
+        // map one column wide; and the calm route (`calm`), which runs after a win.
+        "guest-rock-curtain-sync",
+        "guest-rock-wave",
+        "guest-jackdaw-curtain-sync",
+        "guest-ferry-wait-4000",
+        "guest-slot-at-boost-apex",
+        "guest-pillar-hops-down",
+        "guest-one-column-fall-128",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         let one = plan_for(&map, 60.0, 1);
@@ -544,4 +559,63 @@ fn a_plug_as_far_as_a_pebble_flies_is_shot() {
     let rep = plan_for(&map, 60.0, 2);
     assert!(rep.won(), "{:?}", rep.outcome);
     assert!(rep.expanded < 100_000, "{} states", rep.expanded);
+}
+
+/// `guest-lattice-many-routes`: the search's route is a chain of running leaps that never
+/// stops, braking in the air; a jump a tick off lands 2.5 px aside and the next leap runs off
+/// the next ledge, so its report read `frame_perfect` (1 exact input of 32), and the
+/// relaxation, which re-times a route, kept none of its 682 changes. A person stops on each
+/// ledge and hops from a stand. The calm route (`calm`: moves from a stand, each jump's hold in
+/// the middle of those that land on the same ledge) is another route, and its own report is
+/// what the planner now answers with: no exact input, `tight` (the walks across the meadow
+/// and some boosts have 4 ticks). Its twin of pillars going down over spikes has room either
+/// way. Counts and the referee's reports, not the clock: the same on every machine.
+#[test]
+fn a_chain_of_running_leaps_is_judged_by_a_calm_route() {
+    for (name, worst) in [
+        ("guest-lattice-many-routes", Verdict::Tight),
+        ("guest-pillar-hops-down", Verdict::Fair),
+    ] {
+        let map = load(&root().join(format!("levels/probes/{name}.map")));
+        let rep = plan_for(&map, 60.0, 2);
+        let PlanOutcome::Won { replay, .. } = &rep.outcome else {
+            panic!("{name}: {:?}", rep.outcome);
+        };
+        let report = horst_feasibility::assess(&map, replay).expect("the replay wins");
+        assert!(report.complete, "{name}: {report:?}");
+        assert_eq!(report.exact_inputs, 0, "{name}: {report:?}");
+        assert!(report.verdict <= worst, "{name}: {report:?}");
+    }
+}
+
+/// The calm route never makes a level easier than it is: it replaces the fast route only where
+/// the referee's own complete report of it is better. `guest-shot-from-a-fall` needs the egg
+/// boost within 4 ticks or the shot within 2 on every route (its first lines): no route of
+/// moves from a stand shoots the plug, and the answer stays `tight` or harsher, never `fair`.
+#[test]
+fn the_calm_route_never_calls_a_tight_level_fair() {
+    let map = load(&root().join("levels/probes/guest-shot-from-a-fall.map"));
+    let rep = plan_for(&map, 60.0, 2);
+    let replay = rep.replay().expect("won");
+    let report = horst_feasibility::assess(&map, replay).expect("the replay wins");
+    assert!(report.verdict >= Verdict::Tight, "{report:?}");
+}
+
+/// The calm search is sequential and bounded by referee ticks: the same route on every call,
+/// within its budget, and one the referee wins.
+#[test]
+fn the_calm_route_is_the_same_on_every_call() {
+    let map = load(&root().join("levels/probes/guest-lattice-many-routes.map"));
+    let budget = horst_planner::calm::CALM_TICKS;
+    let one = horst_planner::calm::calm_route(&map, 1, budget, &|| false);
+    let two = horst_planner::calm::calm_route(&map, 1, budget, &|| false);
+    assert_eq!(one, two);
+    let steps = one.steps.expect("a calm route within the budget");
+    // Past the budget by at most one stand's moves (about 300, each under 500 ticks).
+    assert!(one.work_ticks <= budget + 160_000, "{}", one.work_ticks);
+    let replay = horst_engine::Replay {
+        seed: 1,
+        actions: steps,
+    };
+    assert!(referee(&map, &replay).won);
 }
