@@ -1429,3 +1429,68 @@ async fn a_jwt_is_signed_out_once_and_then_moves_nothing() {
     assert_eq!(sign_out_jwt(&app, &phone).await, 401);
     assert_eq!(epoch().await, after_change);
 }
+
+/// Opening sign-up or self-service keys hands an account and a key to anyone who asks, as a
+/// new admin token or agent key hands one to its taker: a page session needs its credential
+/// given within 5 minutes for it, like every other route that hands out credentials (a
+/// cookie taken from an operator's unattended browser opened both at any time of its 12
+/// hours). Closing them stays at hand: an operator stopping abuse is not held up.
+#[tokio::test]
+async fn opening_sign_up_or_self_service_keys_asks_for_the_credential_again() {
+    let app = accounts_app().await;
+    let mut o = operator_session(&app).await;
+    let switches = [
+        ("/api/admin/switches/sign-up", "open"),
+        ("/api/admin/switches/self-service", "on"),
+    ];
+    app.store.set_clock_offset_ms(6 * 60 * 1000);
+    for (path, field) in switches {
+        let r = o.post(path, json!({ field: false })).await;
+        assert_eq!(r.status, 200, "closing {path}: {}", r.body);
+    }
+    for (path, field) in switches {
+        let r = o.post(path, json!({ field: true })).await;
+        assert_eq!(
+            (r.status, r.body["code"].as_str()),
+            (403, Some("reauthenticate")),
+            "opening {path}: {}",
+            r.body
+        );
+    }
+    let closed = o.get("/api/admin/switches").await.body;
+    assert!(
+        !horst_identity::people::sign_up_open(&app.store, &app.config)
+            .await
+            .unwrap(),
+        "{closed}"
+    );
+    assert!(
+        !horst_gateway::self_service(&app.store, &app.config)
+            .await
+            .unwrap(),
+        "{closed}"
+    );
+    let r = o
+        .post(
+            "/api/admin/session/confirm",
+            json!({ "password": PASSWORD }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    for (path, field) in switches {
+        let r = o.post(path, json!({ field: true })).await;
+        assert_eq!(r.status, 200, "opening {path} once confirmed: {}", r.body);
+    }
+    // A bearer token is given with every request: always fresh.
+    for (path, field) in switches {
+        let r = app
+            .http
+            .post(app.url(path))
+            .bearer_auth(ADMIN_TOKEN)
+            .json(&json!({ field: true }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+    }
+}
