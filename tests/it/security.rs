@@ -1948,3 +1948,96 @@ async fn opening_sign_up_or_self_service_keys_asks_for_the_credential_again() {
         assert_eq!(r.status(), 200, "{path}");
     }
 }
+
+/// A revoked agent key and a retired admin token are refused at once by every API process,
+/// not only by the one that revoked them (neither is cached: each request reads Redis), and
+/// an `/admin` session opened with the token on the other process ends with it.
+#[tokio::test]
+async fn revoked_keys_and_retired_admin_tokens_are_refused_at_once_by_every_process() {
+    let app = accounts_app().await;
+    let other = crate::harness::spawn_app_beside(&app, |c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+    })
+    .await;
+    let key = app.agent_key("fuchs", 1).await;
+    let mcp = async |base: &TestApp, key: &str| -> u16 {
+        base.http
+            .post(base.url("/api/mcp"))
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2025-11-25")
+            .bearer_auth(key)
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"my_submissions","arguments":{}}}"#)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    assert_eq!(mcp(&other, &key).await, 200);
+    let prefix = &key[..12];
+    let r = app
+        .http
+        .post(app.url(&format!("/api/admin/keys/{prefix}/revoke")))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+    assert_eq!(
+        mcp(&other, &key).await,
+        401,
+        "the other process let a revoked key in"
+    );
+
+    // A second admin token, used on the other process by bearer and for its /admin page.
+    let r: Value = app
+        .http
+        .post(app.url("/api/admin/admin-tokens"))
+        .bearer_auth(ADMIN_TOKEN)
+        .json(&json!({ "label": "second" }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let (token, id) = (
+        r["token"].as_str().unwrap().to_string(),
+        r["adminToken"]["id"].as_str().unwrap().to_string(),
+    );
+    let overview = async |bearer: &str| -> u16 {
+        other
+            .http
+            .get(other.url("/api/admin/overview"))
+            .bearer_auth(bearer)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    assert_eq!(overview(&token).await, 200);
+    let mut page = Visitor::new(&other);
+    let r = page
+        .post(
+            "/api/admin/session",
+            json!({ "token": token, "operatorName": "Olga" }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(page.get("/api/admin/overview").await.status, 200);
+    let r = app
+        .http
+        .post(app.url(&format!("/api/admin/admin-tokens/{id}/retire")))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+    assert_eq!(
+        overview(&token).await,
+        401,
+        "the other process let a retired token in"
+    );
+    assert_eq!(page.get("/api/admin/overview").await.status, 401);
+}
