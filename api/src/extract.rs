@@ -7,7 +7,8 @@
 //! - [`PageOperator`]: the `/admin` page's session cookie (its own, not `/account`'s): a
 //!   person with the operator role, or an admin-token sign-in.
 //! - [`Confirmed`]: an [`Operator`] for a destructive action: a page session must have
-//!   given its credential recently (else 403 `reauthenticate`).
+//!   given its credential recently (else 403 `reauthenticate`); [`MaybeConfirmed`] for a
+//!   route where only some bodies are destructive.
 //! - [`SignedIn`]: a person's `/account` session cookie.
 //! - [`ClientAddr`]: the client's address (behind trusted proxies, what they forwarded).
 //! - [`Player`] and [`Host`]: RCADIA callers (an agent token with the scope, or a user's JWT).
@@ -110,24 +111,56 @@ impl FromRequestParts<AppState> for Confirmed {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        MaybeConfirmed::from_request_parts(parts, state)
+            .await?
+            .confirmed()
+            .map(Confirmed)
+    }
+}
+
+/// An [`Operator`] and whether its credential was given recently enough for a destructive
+/// action ([`Confirmed`]), for a route where only some bodies are destructive: opening
+/// sign-up hands an account to anyone who asks, closing it hands out nothing.
+pub struct MaybeConfirmed {
+    pub who: String,
+    fresh: bool,
+}
+
+impl MaybeConfirmed {
+    /// The operator, if their credential counts as fresh; else 403 `reauthenticate`.
+    pub fn confirmed(self) -> Result<String, ApiError> {
+        if self.fresh {
+            return Ok(self.who);
+        }
+        Err(ApiError::new(
+            ApiCode::Reauthenticate,
+            format!(
+                "this action needs your password (or admin token) again: the last was given more than {} minutes ago; confirm it with POST /api/admin/session/confirm, then repeat the action",
+                horst_identity::web_sessions::REAUTH_WINDOW.as_secs() / 60
+            ),
+        ))
+    }
+}
+
+impl FromRequestParts<AppState> for MaybeConfirmed {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         // Without a page session this is the bearer API's question, with its answers (404
         // while it is off, a 401 that names both ways in), as for any other admin route.
         if bearer(&parts.headers).is_some() || admin_cookie(state, &parts.headers).is_none() {
             return Operator::from_request_parts(parts, state)
                 .await
-                .map(|o| Confirmed(o.0));
+                .map(|o| MaybeConfirmed {
+                    who: o.0,
+                    fresh: true,
+                });
         }
         let op = PageOperator::from_request_parts(parts, state).await?;
-        if !op.session.recently_authenticated() {
-            return Err(ApiError::new(
-                ApiCode::Reauthenticate,
-                format!(
-                    "this action needs your password (or admin token) again: the last was given more than {} minutes ago; confirm it with POST /api/admin/session/confirm, then repeat the action",
-                    horst_identity::web_sessions::REAUTH_WINDOW.as_secs() / 60
-                ),
-            ));
-        }
-        Ok(Confirmed(op.who))
+        Ok(MaybeConfirmed {
+            fresh: op.session.recently_authenticated(),
+            who: op.who,
+        })
     }
 }
 

@@ -24,6 +24,12 @@ fn anon(app: &TestApp) -> Client {
 
 /// Sign in on the bridge page like a person would, and wait for the hosted table.
 pub async fn host_from_tab(tab: &Tab, user: &str) -> String {
+    sign_in_on_tab(tab, user).await;
+    hosted_session(tab).await
+}
+
+/// Sign in on the bridge page like a person would.
+async fn sign_in_on_tab(tab: &Tab, user: &str) {
     tab.wait_for(
         "!document.getElementById('signin').hidden",
         "the sign-in form",
@@ -35,6 +41,10 @@ pub async fn host_from_tab(tab: &Tab, user: &str) -> String {
          f.elements.password.value = {PASSWORD:?}; f.requestSubmit(); return true; }})()"
     ))
     .await;
+}
+
+/// The session id of the table the tab hosts, once it waits for players.
+async fn hosted_session(tab: &Tab) -> String {
     tab.wait_for(
         "document.getElementById('s-status').textContent === 'waiting'",
         "a waiting table",
@@ -258,7 +268,18 @@ async fn a_v1_game_hosted_through_the_bridge_gets_legacy_behaviour() {
         &app.url(&format!("/bridge/?game=http://{games_addr}/v1/&title=Old")),
     )
     .await;
-    let table = host_from_tab(&tab, "oldtimer").await;
+    // A game of another origin that the person did not pick in the page's form waits for
+    // their click (`bridge_links_elsewhere_host_nothing_without_a_click`).
+    sign_in_on_tab(&tab, "oldtimer").await;
+    tab.wait_for(
+        "!document.getElementById('consent').hidden",
+        "the question whether to host the other site's game",
+        LONG,
+    )
+    .await;
+    tab.eval("document.getElementById('consent-yes').click(), true")
+        .await;
+    let table = hosted_session(&tab).await;
     let label = tab
         .eval("document.getElementById('s-session').textContent")
         .await;
@@ -339,4 +360,90 @@ async fn wait_frame_log(tab: &Tab, needle: &str) -> String {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The tab keeps its JWT across navigations (sessionStorage), and the bridge hosted the
+/// `?game=` of its address as soon as it loaded. So any site the person visited in that tab
+/// could send it to `/bridge/?game=<a page of its own>&title=Chess` and have the person host
+/// that page's game under their name at once: a table listed as theirs, whose rules and
+/// results the other site's page decides. Now a game of another origin waits for a click
+/// unless the person typed it into the page's own "Host this game" form.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bridge_links_elsewhere_host_nothing_without_a_click() {
+    let app = app_with(|_| {}).await;
+    app.person("tabby", PASSWORD).await;
+    let games = axum::Router::new().route(
+        "/v1/",
+        axum::routing::get(|| async { axum::response::Html(V1_GAME) }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let games_addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, games).await });
+    let elsewhere = |n: u32| format!("http://{games_addr}/v1/?n={n}");
+    let asked = async |tab: &Tab| {
+        // Nothing is hosted: no frame, no table (before, the other site's game was framed
+        // and its table listed within a second).
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert_eq!(
+            tab.eval("document.querySelectorAll('iframe').length").await,
+            json!(0),
+            "the other site's game was framed"
+        );
+        let (_, avail) = anon(&app).get(&format!("{AGENT}/available")).await;
+        assert_eq!(avail["sessions"], json!([]), "{avail}");
+        // The page asks instead, naming the origin.
+        tab.wait_for(
+            "!document.getElementById('consent').hidden",
+            "the question whether to host the other site's game",
+            LONG,
+        )
+        .await;
+        let origin = tab
+            .eval("document.getElementById('consent-origin').textContent")
+            .await;
+        assert_eq!(origin, json!(format!("http://{games_addr}")));
+    };
+
+    // A link straight to the bridge with another site's game: signing in hosts nothing yet.
+    let browser = launch().await;
+    let tab = Tab::open(
+        &browser,
+        &app.url(&format!("/bridge/?game={}&title=Chess", elsewhere(1))),
+    )
+    .await;
+    sign_in_on_tab(&tab, "tabby").await;
+    asked(&tab).await;
+    // The same once signed in: another site sends the tab there again.
+    tab.goto(&app.url(&format!("/bridge/?game={}&title=Chess", elsewhere(2))))
+        .await;
+    tab.wait_for(
+        "location.search.includes('n%3D2') || location.search.includes('n=2')",
+        "the navigation",
+        LONG,
+    )
+    .await;
+    asked(&tab).await;
+    // The person's click hosts it.
+    tab.eval("document.getElementById('consent-yes').click(), true")
+        .await;
+    hosted_session(&tab).await;
+
+    // A game typed into the page's own form is the person's choice: hosted at once.
+    tab.eval(&format!(
+        "(() => {{ const f = document.getElementById('game-form'); f.elements.game.value = {:?}; f.requestSubmit(); return true; }})()",
+        elsewhere(3)
+    ))
+    .await;
+    tab.wait_for(
+        "location.search.includes('n%3D3') || location.search.includes('n=3')",
+        "the form's navigation",
+        LONG,
+    )
+    .await;
+    hosted_session(&tab).await;
+    assert_eq!(
+        tab.eval("document.getElementById('consent').hidden").await,
+        json!(true)
+    );
+    browser.close().await;
 }

@@ -1429,3 +1429,615 @@ async fn a_jwt_is_signed_out_once_and_then_moves_nothing() {
     assert_eq!(sign_out_jwt(&app, &phone).await, 401);
     assert_eq!(epoch().await, after_change);
 }
+
+// ---------------------------------------------------------------------------------------
+// The outside review's matrix (2026-12-07, fifth pass): each attack tried on every route it
+// applies to, with the routes read from the router's source, so a route added later is
+// probed too.
+
+/// The routes `file` (under the workspace root) declares with a literal path, as (method,
+/// path): every `.route("...", get(..).post(..))`. Routes built with `format!` are not
+/// listed (none of the cookie or admin routes is).
+fn declared_routes(file: &str) -> Vec<(reqwest::Method, String)> {
+    let src = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
+        .unwrap();
+    let mut out = Vec::new();
+    let mut rest = src.as_str();
+    while let Some(at) = rest.find(".route(") {
+        rest = &rest[at + ".route(".len()..];
+        let mut depth = 1;
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            })
+            .map(|(i, _)| i)
+            .unwrap();
+        let call = &rest[..end];
+        let Some(call) = call.trim_start().strip_prefix('"') else {
+            continue;
+        };
+        let (path, handlers) = call.split_once('"').unwrap();
+        for (word, method) in [
+            ("get(", reqwest::Method::GET),
+            ("post(", reqwest::Method::POST),
+            ("delete(", reqwest::Method::DELETE),
+            ("put(", reqwest::Method::PUT),
+            ("patch(", reqwest::Method::PATCH),
+        ] {
+            // A handler call (`get(x)`, `.post(y)`), not a word that ends in one.
+            let named = handlers
+                .match_indices(word)
+                .any(|(i, _)| i == 0 || !handlers.as_bytes()[i - 1].is_ascii_alphanumeric());
+            if named {
+                out.push((method, path.to_string()));
+            }
+        }
+    }
+    assert!(!out.is_empty(), "no routes read from {file}");
+    out
+}
+
+/// A path with each `{param}` filled with a value every parameter accepts.
+fn filled(path: &str) -> String {
+    let mut out = String::new();
+    let mut rest = path;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let close = open + rest[open..].find('}').unwrap();
+        out.push_str("zz1");
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Every operator route: the admin API, the jobs API and the `/admin` session's own.
+fn operator_routes() -> Vec<(reqwest::Method, String)> {
+    let mut all = declared_routes("api/src/routes/admin.rs");
+    all.extend(declared_routes("api/src/routes/admin_jobs.rs"));
+    all.extend(
+        declared_routes("api/src/routes/admin_page.rs")
+            .into_iter()
+            .filter(|(_, p)| p.starts_with("/api/")),
+    );
+    all
+}
+
+#[test]
+fn the_route_reader_finds_every_operator_route() {
+    let all = operator_routes();
+    let has = |m: reqwest::Method, p: &str| all.iter().any(|r| r.0 == m && r.1 == p);
+    assert!(has(reqwest::Method::GET, "/api/admin/tokens"));
+    assert!(has(reqwest::Method::POST, "/api/admin/tokens"));
+    assert!(has(
+        reqwest::Method::POST,
+        "/api/admin/admin-tokens/{id}/retire"
+    ));
+    assert!(has(reqwest::Method::POST, "/api/admin/jobs/{id}/cancel"));
+    assert!(has(reqwest::Method::POST, "/api/admin/session/confirm"));
+    assert!(all.len() > 50, "{}", all.len());
+    assert_eq!(
+        filled("/api/admin/threads/{id}/reply"),
+        "/api/admin/threads/zz1/reply"
+    );
+}
+
+#[tokio::test]
+async fn every_operator_route_refuses_agents_players_and_account_sessions() {
+    let app = accounts_app().await;
+    // olga is an operator: even her own credentials of the other kinds open nothing here.
+    app.person("olga", PASSWORD).await;
+    horst_operator::set_operator_role(&app.store, "cli", "olga", true)
+        .await
+        .unwrap();
+    let gcv = app.agent_key("fuchs", 2).await;
+    let (play, _) = app
+        .auth
+        .create_token(&["play".into(), "host".into()], Some("Fisch"))
+        .await
+        .unwrap();
+    let jwt = rcadia_jwt(&app, "olga").await;
+    let mut account = Visitor::new(&app);
+    assert_eq!(account.sign_in("olga", PASSWORD).await.status, 200);
+    let (_, account_id) = account.cookie.clone().unwrap();
+    let csrf = account.csrf.clone().unwrap();
+    let wrong: Vec<(&str, Vec<(&str, String)>)> = vec![
+        ("no credential", vec![]),
+        (
+            "an agent key",
+            vec![("authorization", format!("Bearer {gcv}"))],
+        ),
+        (
+            "an RCADIA token",
+            vec![("authorization", format!("Bearer {play}"))],
+        ),
+        (
+            "the operator's JWT",
+            vec![("authorization", format!("Bearer {jwt}"))],
+        ),
+        (
+            "the operator's /account cookie",
+            vec![("cookie", format!("horst_session={account_id}"))],
+        ),
+        (
+            "the operator's /account session as the /admin cookie",
+            vec![("cookie", format!("horst_admin={account_id}"))],
+        ),
+    ];
+    let mut let_in = Vec::new();
+    for (method, path) in operator_routes() {
+        if method == reqwest::Method::POST && path == "/api/admin/session" {
+            continue; // the sign-in itself
+        }
+        for (what, headers) in &wrong {
+            let mut req = app
+                .http
+                .request(method.clone(), app.url(&filled(&path)))
+                .header("sec-fetch-site", "same-origin")
+                .header("x-csrf-token", &csrf);
+            for (k, v) in headers {
+                req = req.header(*k, v);
+            }
+            if method != reqwest::Method::GET {
+                req = req.json(&json!({}));
+            }
+            let r = req.send().await.unwrap();
+            let status = r.status().as_u16();
+            let body: Value = r.json().await.unwrap_or(Value::Null);
+            // GET /api/admin/session answers everyone, saying who is signed in: nobody.
+            let refused = if path == "/api/admin/session" {
+                status == 200 && body["signedIn"] == false
+            } else {
+                matches!(status, 401 | 403)
+            };
+            if !refused {
+                let_in.push(format!("{method} {path} with {what}: {status} {body}"));
+            }
+        }
+    }
+    assert!(let_in.is_empty(), "{}", let_in.join("\n"));
+}
+
+/// Every route a page's cookie reaches that changes something (not GET), with each way
+/// another site's page, or a page without the session's token, could send it.
+#[tokio::test]
+async fn every_state_changing_cookie_route_refuses_other_sites_and_missing_tokens() {
+    let app = accounts_app().await;
+    let mut operator = operator_session(&app).await;
+    let mut person = Visitor::new(&app);
+    assert_eq!(person.sign_in("fuchs", PASSWORD).await.status, 200);
+    let mut routes: Vec<(reqwest::Method, String)> = operator_routes();
+    routes.extend(
+        declared_routes("api/src/routes/account.rs")
+            .into_iter()
+            .filter(|(_, p)| p.starts_with("/api/")),
+    );
+    routes.retain(|(m, _)| *m != reqwest::Method::GET);
+    let evil: [(&str, Vec<(&str, &str)>); 5] = [
+        (
+            "Sec-Fetch-Site: cross-site",
+            vec![("sec-fetch-site", "cross-site")],
+        ),
+        (
+            "Sec-Fetch-Site: same-site",
+            vec![("sec-fetch-site", "same-site")],
+        ),
+        ("Sec-Fetch-Site: none", vec![("sec-fetch-site", "none")]),
+        ("another Origin", vec![("origin", "http://evil.example")]),
+        ("Origin: null", vec![("origin", "null")]),
+    ];
+    let mut let_in = Vec::new();
+    for (method, path) in &routes {
+        let who = if path.starts_with("/api/account/") {
+            &mut person
+        } else {
+            &mut operator
+        };
+        let (cookie_name, cookie) = who.cookie.clone().unwrap();
+        let csrf = who.csrf.clone().unwrap();
+        let send = async |headers: &[(&str, &str)], token: Option<&str>, text_plain: bool| {
+            let mut req = app
+                .http
+                .request(method.clone(), app.url(&filled(path)))
+                .header("cookie", format!("{cookie_name}={cookie}"));
+            if let Some(t) = token {
+                req = req.header("x-csrf-token", t);
+            }
+            for (k, v) in headers {
+                req = req.header(*k, *v);
+            }
+            // A form post needs no preflight: text/plain with a JSON body.
+            let ct = if text_plain {
+                "text/plain"
+            } else {
+                "application/json"
+            };
+            let r = req
+                .header("content-type", ct)
+                .body(r#"{"name":"olga","password":"x"}"#)
+                .send()
+                .await
+                .unwrap();
+            let status = r.status().as_u16();
+            let body: Value = r.json().await.unwrap_or(Value::Null);
+            (
+                status,
+                body["code"].as_str().unwrap_or_default().to_string(),
+            )
+        };
+        for (what, headers) in &evil {
+            for text_plain in [false, true] {
+                // Even with the right token (which another site cannot read).
+                let (status, code) = send(headers, Some(&csrf), text_plain).await;
+                if (status, code.as_str()) != (403, "cross_site") {
+                    let_in.push(format!("{method} {path} with {what}: {status} {code}"));
+                }
+            }
+        }
+        // The pre-session routes (sign-in, sign-up) have no token to ask for.
+        let pre_session = matches!(
+            path.as_str(),
+            "/api/account/sign-in" | "/api/account/sign-up" | "/api/admin/session"
+        );
+        if pre_session {
+            continue;
+        }
+        let other = "0".repeat(64);
+        for (what, token) in [
+            ("no CSRF token", None),
+            ("a wrong CSRF token", Some(other.as_str())),
+        ] {
+            let (status, code) = send(&[("sec-fetch-site", "same-origin")], token, false).await;
+            if (status, code.as_str()) != (403, "csrf") {
+                let_in.push(format!("{method} {path} with {what}: {status} {code}"));
+            }
+        }
+    }
+    assert!(let_in.is_empty(), "{}", let_in.join("\n"));
+    // And nothing above acted: both sessions still work, fuchs is not blocked.
+    assert_eq!(operator.get("/api/admin/overview").await.status, 200);
+    assert_eq!(person.get("/api/account/keys").await.status, 200);
+}
+
+/// Every key and its value in the app's Redis, in a canonical form (a hash's fields sorted:
+/// `DUMP` of a large hash changes with Redis's incremental rehashing, which a read can
+/// move on), expiry times left out.
+async fn redis_contents(app: &TestApp) -> std::collections::BTreeMap<String, String> {
+    let mut conn = app.store.conn();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let mut out = std::collections::BTreeMap::new();
+    for k in keys {
+        let kind: String = redis::cmd("TYPE")
+            .arg(&k)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let mut value: Vec<String> = match kind.as_str() {
+            "string" => redis::cmd("GET")
+                .arg(&k)
+                .query_async(&mut conn)
+                .await
+                .unwrap(),
+            "hash" => redis::cmd("HGETALL")
+                .arg(&k)
+                .query_async::<Vec<(String, String)>>(&mut conn)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|(f, v)| format!("{f}={v}"))
+                .collect(),
+            "set" => redis::cmd("SMEMBERS")
+                .arg(&k)
+                .query_async(&mut conn)
+                .await
+                .unwrap(),
+            "zset" => redis::cmd("ZRANGE")
+                .arg(&k)
+                .arg(0)
+                .arg(-1)
+                .arg("WITHSCORES")
+                .query_async(&mut conn)
+                .await
+                .unwrap(),
+            "list" => redis::cmd("LRANGE")
+                .arg(&k)
+                .arg(0)
+                .arg(-1)
+                .query_async(&mut conn)
+                .await
+                .unwrap(),
+            "none" => continue,
+            // A stream (the sessions' event logs): its length and last id say whether it grew.
+            _ => vec![redis::cmd("XLEN")
+                .arg(&k)
+                .query_async::<u64>(&mut conn)
+                .await
+                .unwrap()
+                .to_string()],
+        };
+        if kind == "hash" || kind == "set" {
+            value.sort();
+        }
+        out.insert(k, format!("{kind} {value:?}"));
+    }
+    out
+}
+
+/// A GET is a read: one a page can be made to send (a link, an `<img>`) must change
+/// nothing. Each GET route of `/account` and `/admin`, signed in, leaves Redis as it was
+/// (expiry times aside: a session's idle expiry moves with every use).
+#[tokio::test]
+async fn no_get_route_of_the_pages_changes_what_redis_holds() {
+    let app = accounts_app().await;
+    let mut operator = operator_session(&app).await;
+    let mut person = Visitor::new(&app);
+    assert_eq!(person.sign_in("fuchs", PASSWORD).await.status, 200);
+    // The comparison sees a changed field.
+    let before = redis_contents(&app).await;
+    let probe = app.store.key("security:probe");
+    let _: () = redis::cmd("HSET")
+        .arg(&probe)
+        .arg("a")
+        .arg(1)
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    assert_ne!(before, redis_contents(&app).await);
+    let mut routes = operator_routes();
+    routes.extend(declared_routes("api/src/routes/account.rs"));
+    routes.retain(|(m, _)| *m == reqwest::Method::GET);
+    let mut changed = Vec::new();
+    for (_, path) in &routes {
+        let who = if path.starts_with("/api/account/") || path.starts_with("/account") {
+            &mut person
+        } else {
+            &mut operator
+        };
+        let before = redis_contents(&app).await;
+        let r = who.get(&filled(path)).await;
+        let after = redis_contents(&app).await;
+        let mut diff: Vec<&String> = after
+            .iter()
+            .filter(|(k, v)| before.get(*k) != Some(*v))
+            .map(|(k, _)| k)
+            .collect();
+        diff.extend(before.keys().filter(|k| !after.contains_key(*k)));
+        // What the process writes on its own timers, whatever is asked: the housekeeping's
+        // clock notes and fair-share sweep, the announcements of the process and its callers.
+        diff.retain(|k| {
+            let timer = ["delayed:stalls", "queue:clock", "queue:fair"]
+                .iter()
+                .any(|t| k.ends_with(t))
+                || k.contains("apiprocess:")
+                || k.contains("callers:");
+            !timer
+        });
+        for k in diff {
+            changed.push(format!(
+                "GET {path} ({}) changed {k}: {:?} -> {:?}",
+                r.status,
+                before.get(k),
+                after.get(k)
+            ));
+        }
+    }
+    assert!(changed.is_empty(), "{}", changed.join("\n"));
+}
+
+/// A session ends at its absolute lifetime however often it is used, and its record expires
+/// after its idle time: `/account` 7 days and 12 hours, `/admin` 12 hours and 1 hour.
+#[tokio::test]
+async fn sessions_end_at_their_absolute_lifetime_and_expire_when_idle() {
+    use horst_identity::web_sessions::{ABSOLUTE, ADMIN_ABSOLUTE, ADMIN_IDLE, IDLE};
+    let app = accounts_app().await;
+    let mut operator = operator_session(&app).await;
+    let mut person = Visitor::new(&app);
+    assert_eq!(person.sign_in("fuchs", PASSWORD).await.status, 200);
+    let ttl = async |id: &str| -> i64 {
+        let hash = horst_store::digest::sha256_hex(id);
+        redis::cmd("PTTL")
+            .arg(app.store.key(&format!("websession:{hash}")))
+            .query_async(&mut app.store.conn())
+            .await
+            .unwrap()
+    };
+    let admin_id = operator.cookie.clone().unwrap().1;
+    let account_id = person.cookie.clone().unwrap().1;
+    assert_eq!(operator.get("/api/admin/overview").await.status, 200);
+    assert_eq!(person.get("/api/account/keys").await.status, 200);
+    let admin_ttl = ttl(&admin_id).await;
+    let account_ttl = ttl(&account_id).await;
+    assert!(
+        admin_ttl > 0 && admin_ttl <= ADMIN_IDLE.as_millis() as i64,
+        "{admin_ttl}"
+    );
+    assert!(
+        account_ttl > ADMIN_IDLE.as_millis() as i64 && account_ttl <= IDLE.as_millis() as i64,
+        "{account_ttl}"
+    );
+    // Used all along (the idle expiry never came), each is refused at its absolute end.
+    let just_before = |d: std::time::Duration| d.as_millis() as i64 - 60_000;
+    app.store.set_clock_offset_ms(just_before(ADMIN_ABSOLUTE));
+    assert_eq!(operator.get("/api/admin/overview").await.status, 200);
+    app.store
+        .set_clock_offset_ms(ADMIN_ABSOLUTE.as_millis() as i64);
+    assert_eq!(operator.get("/api/admin/overview").await.status, 401);
+    assert_eq!(
+        ttl(&admin_id).await,
+        -2,
+        "the ended session's record is gone"
+    );
+    app.store.set_clock_offset_ms(just_before(ABSOLUTE));
+    assert_eq!(person.get("/api/account/keys").await.status, 200);
+    app.store.set_clock_offset_ms(ABSOLUTE.as_millis() as i64);
+    assert_eq!(person.get("/api/account/keys").await.status, 401);
+    assert_eq!(ttl(&account_id).await, -2);
+}
+
+/// Opening sign-up or self-service keys hands an account and a key to anyone who asks, as a
+/// new admin token or agent key hands one to its taker: a page session needs its credential
+/// given within 5 minutes for it, like every other route that hands out credentials (a
+/// cookie taken from an operator's unattended browser opened both at any time of its 12
+/// hours). Closing them stays at hand: an operator stopping abuse is not held up.
+#[tokio::test]
+async fn opening_sign_up_or_self_service_keys_asks_for_the_credential_again() {
+    let app = accounts_app().await;
+    let mut o = operator_session(&app).await;
+    let switches = [
+        ("/api/admin/switches/sign-up", "open"),
+        ("/api/admin/switches/self-service", "on"),
+    ];
+    app.store.set_clock_offset_ms(6 * 60 * 1000);
+    for (path, field) in switches {
+        let r = o.post(path, json!({ field: false })).await;
+        assert_eq!(r.status, 200, "closing {path}: {}", r.body);
+    }
+    for (path, field) in switches {
+        let r = o.post(path, json!({ field: true })).await;
+        assert_eq!(
+            (r.status, r.body["code"].as_str()),
+            (403, Some("reauthenticate")),
+            "opening {path}: {}",
+            r.body
+        );
+    }
+    let closed = o.get("/api/admin/switches").await.body;
+    assert!(
+        !horst_identity::people::sign_up_open(&app.store, &app.config)
+            .await
+            .unwrap(),
+        "{closed}"
+    );
+    assert!(
+        !horst_gateway::self_service(&app.store, &app.config)
+            .await
+            .unwrap(),
+        "{closed}"
+    );
+    let r = o
+        .post(
+            "/api/admin/session/confirm",
+            json!({ "password": PASSWORD }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    for (path, field) in switches {
+        let r = o.post(path, json!({ field: true })).await;
+        assert_eq!(r.status, 200, "opening {path} once confirmed: {}", r.body);
+    }
+    // A bearer token is given with every request: always fresh.
+    for (path, field) in switches {
+        let r = app
+            .http
+            .post(app.url(path))
+            .bearer_auth(ADMIN_TOKEN)
+            .json(&json!({ field: true }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+    }
+}
+
+/// A revoked agent key and a retired admin token are refused at once by every API process,
+/// not only by the one that revoked them (neither is cached: each request reads Redis), and
+/// an `/admin` session opened with the token on the other process ends with it.
+#[tokio::test]
+async fn revoked_keys_and_retired_admin_tokens_are_refused_at_once_by_every_process() {
+    let app = accounts_app().await;
+    let other = crate::harness::spawn_app_beside(&app, |c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+    })
+    .await;
+    let key = app.agent_key("fuchs", 1).await;
+    let mcp = async |base: &TestApp, key: &str| -> u16 {
+        base.http
+            .post(base.url("/api/mcp"))
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2025-11-25")
+            .bearer_auth(key)
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"my_submissions","arguments":{}}}"#)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    assert_eq!(mcp(&other, &key).await, 200);
+    let prefix = &key[..12];
+    let r = app
+        .http
+        .post(app.url(&format!("/api/admin/keys/{prefix}/revoke")))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+    assert_eq!(
+        mcp(&other, &key).await,
+        401,
+        "the other process let a revoked key in"
+    );
+
+    // A second admin token, used on the other process by bearer and for its /admin page.
+    let r: Value = app
+        .http
+        .post(app.url("/api/admin/admin-tokens"))
+        .bearer_auth(ADMIN_TOKEN)
+        .json(&json!({ "label": "second" }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let (token, id) = (
+        r["token"].as_str().unwrap().to_string(),
+        r["adminToken"]["id"].as_str().unwrap().to_string(),
+    );
+    let overview = async |bearer: &str| -> u16 {
+        other
+            .http
+            .get(other.url("/api/admin/overview"))
+            .bearer_auth(bearer)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    assert_eq!(overview(&token).await, 200);
+    let mut page = Visitor::new(&other);
+    let r = page
+        .post(
+            "/api/admin/session",
+            json!({ "token": token, "operatorName": "Olga" }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(page.get("/api/admin/overview").await.status, 200);
+    let r = app
+        .http
+        .post(app.url(&format!("/api/admin/admin-tokens/{id}/retire")))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+    assert_eq!(
+        overview(&token).await,
+        401,
+        "the other process let a retired token in"
+    );
+    assert_eq!(page.get("/api/admin/overview").await.status, 401);
+}

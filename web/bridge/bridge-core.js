@@ -409,6 +409,20 @@ export function resolveGameUrl(param, base) {
 }
 
 /**
+ * Whether hosting `gameUrl` waits for a click: a game from another origin that this tab's
+ * person did not choose on this page (the "Host this game" form, remembered as `chosen`).
+ * The tab keeps its JWT across navigations, so without this any site could send the tab to
+ * `/bridge/?game=<its own page>` and have the person host that page's game under their
+ * name at once: a table listed as theirs, run by a page they never picked.
+ * @param {URL} gameUrl
+ * @param {string} pageOrigin the bridge page's location.origin
+ * @param {string|null} chosen the game URL (href) last submitted in this tab's form
+ */
+export function needsConsent(gameUrl, pageOrigin, chosen) {
+  return gameUrl.origin !== pageOrigin && gameUrl.href !== chosen;
+}
+
+/**
  * A game id from its URL: "/games/chess/" -> "chess", "/games/rps/index.html" -> "rps".
  * @param {URL} url
  */

@@ -5,7 +5,7 @@
 import { createBridgeApi } from "./bridge-api.js";
 import { HostSession } from "./host-session.js";
 import {
-  resolveGameUrl, gameIdFromUrl, titleFromGameId, describeDeadline, describePlayers, describeResult,
+  resolveGameUrl, needsConsent, gameIdFromUrl, titleFromGameId, describeDeadline, describePlayers, describeResult,
   describeEntry, newTableOffered,
 } from "./bridge-core.js";
 import { onClick } from "/pages/submit-once.js";
@@ -13,6 +13,9 @@ import { onClick } from "/pages/submit-once.js";
 // sessionStorage: survives a reload of this tab but not the tab itself, and
 // the game cannot read it because its sandbox gives it an opaque origin.
 const TOKEN_KEY = "rcadia.bridge.token";
+// The game URL last submitted in this tab's "Host this game" form: a game from another
+// origin is hosted at once only when the person chose it here (needsConsent).
+const CHOSEN_KEY = "rcadia.bridge.chosen";
 
 // If the game has not configured itself this long after its frame loaded
 // (it started before we listened, or its first message was lost), ask again.
@@ -44,6 +47,14 @@ function readToken() {
   try { return sessionStorage.getItem(TOKEN_KEY); } catch { return null; }
 }
 
+function readChosen() {
+  try { return sessionStorage.getItem(CHOSEN_KEY); } catch { return null; }
+}
+
+function saveChosen(href) {
+  try { sessionStorage.setItem(CHOSEN_KEY, href); } catch { /* storage disabled: the click is asked each time */ }
+}
+
 function saveToken(value) {
   token = value;
   try {
@@ -66,6 +77,12 @@ function startHosting() {
     $("error").textContent = `Not a usable game URL: ${gameParam}. Give a page address such as /games/chess/ or https://example.org/mygame/.`;
     return;
   }
+  if (needsConsent(gameUrl, location.origin, readChosen())) {
+    $("consent-origin").textContent = gameUrl.origin;
+    $("consent").hidden = false;
+    return;
+  }
+  $("consent").hidden = true;
   const gameId = gameIdFromUrl(gameUrl);
   // ?title= names the game in /available; otherwise it is derived from the URL.
   const gameTitle = params.get("title") || titleFromGameId(gameId);
@@ -180,6 +197,18 @@ function render(view) {
 setInterval(() => { if (host) $("s-deadline").textContent = describeDeadline(host.view.deadline, Date.now()); }, 1000);
 
 $("new-table").addEventListener("click", () => { if (host) host.newTable(); });
+
+// The form navigates to ?game=...: what is typed there is the person's own choice.
+$("game-form").addEventListener("submit", (event) => {
+  const chosen = resolveGameUrl(event.currentTarget.elements.game.value, location.href);
+  if (chosen) saveChosen(chosen.href);
+});
+
+$("consent-yes").addEventListener("click", () => {
+  if (!gameUrl) return;
+  saveChosen(gameUrl.href);
+  startHosting();
+});
 
 // One sign-out at a time: a second click while the first waited for the table's end sent a
 // sign-out of its own, and the first then sent one without the token.

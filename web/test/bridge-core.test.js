@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import {
   retryAfterMs,
   classifyGameMessage, messageForEntry, SeqTracker, OpsOutbox, isLegacyConfig, hostLeftOp,
-  resolveGameUrl, gameIdFromUrl, titleFromGameId, describeDeadline, describePlayers, describeResult,
+  resolveGameUrl, needsConsent, gameIdFromUrl, titleFromGameId, describeDeadline, describePlayers, describeResult,
   describeEntry, namesOf, autoRematchDue, newTableOffered,
   backoffMs, retryDelayMs, ApiError, isSessionLost, isAuthError, isRetryable, MAX_OPS_PER_REQUEST, MAX_OPS_BYTES_PER_REQUEST,
 } from "../bridge/bridge-core.js";
@@ -216,6 +216,19 @@ test("resolveGameUrl accepts paths and http(s) URLs only", () => {
   assert.equal(resolveGameUrl("", base), null);
   assert.equal(resolveGameUrl(null, base), null);
   assert.equal(resolveGameUrl("http://[bad", base), null);
+});
+
+test("a game from another origin waits for a click unless the form chose it", () => {
+  const page = "https://horst.example";
+  const own = new URL("https://horst.example/games/chess/");
+  const other = new URL("https://evil.example/game/");
+  assert.equal(needsConsent(own, page, null), false);
+  assert.equal(needsConsent(other, page, null), true);
+  assert.equal(needsConsent(other, page, "https://evil.example/game/"), false);
+  // Another page of that site is not the one chosen.
+  assert.equal(needsConsent(other, page, "https://evil.example/other/"), true);
+  // Same host, another port or scheme: another origin.
+  assert.equal(needsConsent(new URL("http://horst.example/games/chess/"), page, null), true);
 });
 
 test("gameIdFromUrl and titleFromGameId", () => {

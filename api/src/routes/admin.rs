@@ -3,7 +3,8 @@
 //! (with no active admin token the bearer API does not exist: 404), or the `/admin` page's
 //! session cookie with its CSRF token (`extract::Operator`); destructive actions (quarantine,
 //! rollback, block, roles, credentials, the gateway switch, ending a table) take `extract::Confirmed`, which
-//! asks a page session for its credential again after 5 minutes. Errors are the REST shape
+//! asks a page session for its credential again after 5 minutes; so does opening sign-up or
+//! self-service keys (`extract::MaybeConfirmed`), which hands an account to anyone who asks. Errors are the REST shape
 //! `{ error, code }` with the status of their code (`crate::error::tool_status`); a stale
 //! promotion expectation is 409.
 
@@ -16,7 +17,7 @@ use serde_json::Value;
 use horst_gateway::{checks, public_levels, ToolError};
 use horst_operator as operator;
 
-use crate::extract::{Confirmed, Expected, Json, Operator, Path, Query};
+use crate::extract::{Confirmed, Expected, Json, MaybeConfirmed, Operator, Path, Query};
 use crate::{ApiCode, ApiError, AppState};
 
 pub fn router() -> Router<AppState> {
@@ -662,9 +663,11 @@ impl Expected for OnOff {
 
 async fn set_self_service(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    op: MaybeConfirmed,
     Json(body): Json<OnOff>,
 ) -> Answer {
+    // Opening hands a credential to anyone who asks; closing (stopping abuse) stays at hand.
+    let op = if body.on { op.confirmed()? } else { op.who };
     ok(operator::set_self_service(&state.store, &op, body.on).await)
 }
 
@@ -680,9 +683,11 @@ impl Expected for Open {
 
 async fn set_sign_up(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    op: MaybeConfirmed,
     Json(body): Json<Open>,
 ) -> Answer {
+    // Opening hands a credential to anyone who asks; closing (stopping abuse) stays at hand.
+    let op = if body.open { op.confirmed()? } else { op.who };
     ok(operator::set_sign_up(&state.store, &op, body.open).await)
 }
 
