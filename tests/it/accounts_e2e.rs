@@ -1509,7 +1509,11 @@ async fn the_account_page_greets_by_the_display_name_and_keeps_the_sign_in_name(
         "rtl",
         "the Arabic name reads right to left in its <bdi>"
     );
-    assert_eq!(text(&tab, "#me-login").await, "wanderer", "the sign-in name");
+    assert_eq!(
+        text(&tab, "#me-login").await,
+        "wanderer",
+        "the sign-in name"
+    );
     screenshot(&tab, "account-display-name-390").await;
     fill(&tab, "#password-current", PASSWORD).await;
     fill(&tab, "#password-new", "wanderer2026").await;

@@ -1964,7 +1964,8 @@ async fn the_level_list_comes_back_by_itself_after_the_store_was_down() {
     );
     screenshot(&tab, "levels-store-down-390x844").await;
     // The Labor likewise (it said "nicht zu haben" and stayed so).
-    tab.eval("document.getElementById('tab-labor').click()").await;
+    tab.eval("document.getElementById('tab-labor').click()")
+        .await;
     let said = tab
         .wait_for(
             "document.querySelector('#labor-list .error')?.textContent",
@@ -1985,7 +1986,8 @@ async fn the_level_list_comes_back_by_itself_after_the_store_was_down() {
         LONG,
     )
     .await;
-    tab.eval("document.getElementById('tab-levels').click()").await;
+    tab.eval("document.getElementById('tab-levels').click()")
+        .await;
     tab.wait_for(
         "document.querySelectorAll('#level-list .card').length > 0 && !document.querySelector('#level-list .error') \
          && document.getElementById('continue-button')",
