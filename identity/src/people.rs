@@ -250,6 +250,9 @@ pub fn check_name(name: &str) -> Result<(), IdentityError> {
 #[serde(rename_all = "camelCase")]
 pub struct Person {
     pub name: String,
+    /// The name the person chose to be shown by (`displayName`), when they chose one: pages
+    /// greet them by it, and sign in by `name`.
+    pub display_name: Option<String>,
     pub trust: u8,
     pub blocked: bool,
     pub operator: bool,
@@ -267,6 +270,7 @@ pub async fn load(store: &Store, name: &str) -> Result<Option<Person>, IdentityE
             "role",
             "createdAtMs",
             "password",
+            "displayName",
         ])
         .query_async(&mut store.conn())
         .await?;
@@ -276,6 +280,7 @@ pub async fn load(store: &Store, name: &str) -> Result<Option<Person>, IdentityE
     }
     Ok(Some(Person {
         name: name.to_string(),
+        display_name: get(6).filter(|d| !d.is_empty()),
         trust: get(1).and_then(|t| t.parse().ok()).unwrap_or(0),
         blocked: get(2).as_deref() == Some("1"),
         operator: get(3).as_deref() == Some("operator"),

@@ -1372,24 +1372,7 @@ async fn an_account_button_clicked_twice_at_once_sends_one_request() {
     let app = web_app().await;
     app.person("wanderer", PASSWORD).await;
     let browser = launch().await;
-    let tab = Tab::open(&browser, &app.url("/account/")).await;
-    viewport(&tab, 1366, 768).await;
-    tab.wait_for(
-        "!document.getElementById('signed-out').hidden",
-        "the sign-in form",
-        LONG,
-    )
-    .await;
-    fill(&tab, "#signin-name", "wanderer").await;
-    fill(&tab, "#signin-password", PASSWORD).await;
-    tab.eval("document.getElementById('signin-form').requestSubmit()")
-        .await;
-    tab.wait_for(
-        "!document.getElementById('signed-in').hidden && document.getElementById('quota-rows').children.length === 4",
-        "the signed-in page",
-        LONG,
-    )
-    .await;
+    let tab = signed_in_tab(&browser, &app, (1366, 768)).await;
     tab.eval("document.getElementById('key-form').requestSubmit()")
         .await;
     tab.wait_for(
@@ -1469,4 +1452,74 @@ async fn an_account_button_clicked_twice_at_once_sends_one_request() {
     assert!(errors.is_empty(), "console errors {errors:#?}");
     tab.close().await;
     browser.close().await;
+}
+
+/// A person who chose a display name is greeted by it, right to left when it is Arabic (the
+/// greeting said the sign-in name); the sign-in name stays on the page, in the facts, and the
+/// password rules still check against it (a new password that is the sign-in name with a
+/// few digits is refused before it is sent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_account_page_greets_by_the_display_name_and_keeps_the_sign_in_name() {
+    let app = web_app().await;
+    app.person("wanderer", PASSWORD).await;
+    const SHOWN: &str = "قمة الجبل";
+    horst_identity::accounts::set_account_field(&app.store, "wanderer", "displayName", SHOWN)
+        .await
+        .unwrap();
+    let browser = launch().await;
+    let tab = signed_in_tab(&browser, &app, (390, 844)).await;
+    assert_eq!(text(&tab, "#me-name").await, SHOWN, "the greeting");
+    assert_eq!(
+        tab.eval("getComputedStyle(document.getElementById('me-name')).direction")
+            .await,
+        "rtl",
+        "the Arabic name reads right to left in its <bdi>"
+    );
+    assert_eq!(
+        text(&tab, "#me-login").await,
+        "wanderer",
+        "the sign-in name"
+    );
+    screenshot(&tab, "account-display-name-390").await;
+    fill(&tab, "#password-current", PASSWORD).await;
+    fill(&tab, "#password-new", "wanderer2026").await;
+    fill(&tab, "#password-repeat", "wanderer2026").await;
+    tab.eval("document.getElementById('password-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "document.getElementById('password-new-error').textContent.includes('nicht der Name')",
+        "the sign-in name refused as the new password",
+        LONG,
+    )
+    .await;
+    let errors = tab.errors.lock().unwrap().clone();
+    assert!(errors.is_empty(), "console errors {errors:#?}");
+}
+
+/// A tab of `size` on the account page, signed in as "wanderer" through its form, its quotas
+/// read.
+async fn signed_in_tab(
+    browser: &std::sync::Arc<horst_house::cdp::Browser>,
+    app: &TestApp,
+    (width, height): (u32, u32),
+) -> Tab {
+    let tab = Tab::open(browser, &app.url("/account/")).await;
+    viewport(&tab, width, height).await;
+    tab.wait_for(
+        "!document.getElementById('signed-out').hidden",
+        "the sign-in form",
+        LONG,
+    )
+    .await;
+    fill(&tab, "#signin-name", "wanderer").await;
+    fill(&tab, "#signin-password", PASSWORD).await;
+    tab.eval("document.getElementById('signin-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "!document.getElementById('signed-in').hidden && document.getElementById('quota-rows').children.length === 4",
+        "the signed-in page",
+        LONG,
+    )
+    .await;
+    tab
 }

@@ -1963,7 +1963,31 @@ async fn the_level_list_comes_back_by_itself_after_the_store_was_down() {
         "the level list while the store is down: {said}"
     );
     screenshot(&tab, "levels-store-down-390x844").await;
+    // The Labor likewise (it said "nicht zu haben" and stayed so).
+    tab.eval("document.getElementById('tab-labor').click()")
+        .await;
+    let said = tab
+        .wait_for(
+            "document.querySelector('#labor-list .error')?.textContent",
+            "the Labor's error",
+            LONG,
+        )
+        .await;
+    assert!(
+        said.as_str()
+            .unwrap_or_default()
+            .contains("versucht es alle 5 Sekunden noch einmal"),
+        "the Labor while the store is down: {said}"
+    );
     app.redis_mut().restart();
+    tab.wait_for(
+        "!document.querySelector('#labor-list .error') && document.querySelector('#labor-list li')",
+        "the Labor after the store is back, without a reload",
+        LONG,
+    )
+    .await;
+    tab.eval("document.getElementById('tab-levels').click()")
+        .await;
     tab.wait_for(
         "document.querySelectorAll('#level-list .card').length > 0 && !document.querySelector('#level-list .error') \
          && document.getElementById('continue-button')",

@@ -391,6 +391,19 @@ const INSPECT: &str = r#"new Promise(r => requestAnimationFrame(() => requestAni
     if (isolated) continue;
     problems.push(`right-to-left text outside <bdi> or dir: ${what(p)}`);
   }
+  // A heading that is one right-to-left title and nothing else starts at its right edge, as
+  // it reads (an Arabic card title sat at the left edge of its card, inline in a left-to-right
+  // heading).
+  for (const h of document.querySelectorAll('h1, h2, h3')) {
+    const b = h.querySelector(':scope > bdi');
+    if (!b || !h.checkVisibility() || h.closest('.sr-only') || h.textContent !== b.textContent) continue;
+    if (getComputedStyle(b).direction !== 'rtl') continue;
+    const range = document.createRange(); range.selectNodeContents(b);
+    const right = Math.max(...[...range.getClientRects()].map(x => x.right));
+    const s = getComputedStyle(h);
+    const edge = h.getBoundingClientRect().right - parseFloat(s.paddingRight) - parseFloat(s.borderRightWidth);
+    if (edge - right > 2) problems.push(`a right-to-left title starts ${Math.round(edge - right)} px left of its heading's right edge: ${what(h)}`);
+  }
   // Figures beside long names stay on one line: a leaderboard's rating, games and thinking
   // time, the table list's round and age.
   for (const e of document.querySelectorAll('#list td:is([data-label=Rating], [data-label=Games], [data-label^=Thinking], [data-label=Round], [data-label=Opened])')) {

@@ -22,6 +22,8 @@ function el(tag, attrs = {}, ...children) {
 }
 
 let csrf = null;
+/** The signed-in account's name (what it signs in with; the greeting may show its display name). */
+let accountName = "";
 
 /** The API's answer as {status, body}; network failures become status 0. */
 async function api(method, path, body) {
@@ -165,7 +167,11 @@ function render(session) {
   }
   csrf = session.csrf;
   const a = session.account;
-  $("me-name").textContent = a.name;
+  accountName = a.name;
+  // Greeted by the name they chose to be shown by; the name they sign in with stays in
+  // the facts below (it is what the sign-in form and the password rules ask for).
+  $("me-name").textContent = a.displayName || a.name;
+  $("me-login").textContent = a.name;
   $("me-trust").textContent = `${a.trust}${a.trust === 0 ? " (neues Konto)" : ""}`;
   $("me-created").textContent = dateText(a.createdAt);
   show("signed-in");
@@ -334,7 +340,7 @@ onSubmit($("password-form"), async (ev) => {
   const current = f.elements.current.value;
   const password = f.elements.password.value;
   const repeat = f.elements.repeat.value;
-  const name = $("me-name").textContent;
+  const name = accountName;
   $("password-error").textContent = "";
   $("password-done").textContent = "";
   let pwProblem = "";

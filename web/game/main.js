@@ -140,8 +140,12 @@ async function showLevels() {
 }
 
 let laborOffset = 0;
+let laborRetry = null;
 async function showLabor(offset) {
   const list = $("labor-list");
+  clearTimeout(laborRetry);
+  // The first read says it is under way (the tab showed an empty panel until it answered).
+  if (!list.childElementCount) list.replaceChildren(el("li", { class: "empty", text: "Lade das Labor …" }));
   try {
     const r = await api.labor(offset);
     laborOffset = offset;
@@ -155,7 +159,15 @@ async function showLabor(offset) {
     // One page only: no pager with two greyed-out buttons.
     $("labor-page").parentElement.hidden = offset === 0 && r.nextOffset == null;
   } catch (e) {
-    showError(list, `Das Labor ist gerade nicht zu haben (${e.message}).`);
+    // As the level list: a refusal that passes is tried again while the Labor is shown (it
+    // said "nicht zu haben" and stayed so once the server was back).
+    if (!passing(e)) {
+      showError(list, `Das Labor ist gerade nicht zu haben (${e.message}). Lade die Seite später neu.`);
+      return;
+    }
+    const text = `Das Labor ist gerade nicht zu haben (${e.message}). Die Seite versucht es alle ${LIST_RETRY_SECONDS} Sekunden noch einmal.`;
+    if (list.textContent !== text) showError(list, text);
+    laborRetry = setTimeout(() => { if (!$("panel-labor").hidden) showLabor(offset); }, LIST_RETRY_SECONDS * 1000);
   }
 }
 

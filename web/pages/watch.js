@@ -113,7 +113,7 @@ function drawStage(v, m) {
 function render(v) {
   const m = watchModel(v, Date.now());
   document.title = `${isolate(m.title)} · watch · RCADIA`;
-  $("title").replaceChildren(el("bdi", m.title));
+  $("title").replaceChildren(el("bdi", m.title, "whole"));
   $("badge").className = `badge ${m.badge}`;
   $("badge").textContent = m.status;
   $("f-status").textContent = m.status;

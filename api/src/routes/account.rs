@@ -291,7 +291,11 @@ async fn record_sign_in_as(
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct AccountView {
+    /// What the person signs in with.
     name: String,
+    /// What the page greets them by, when they chose one (`None`: the page uses `name`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    display_name: Option<String>,
     trust: u8,
     operator: bool,
     created_at: String,
@@ -301,6 +305,7 @@ impl From<&Person> for AccountView {
     fn from(p: &Person) -> Self {
         AccountView {
             name: p.name.clone(),
+            display_name: p.display_name.clone(),
             trust: p.trust,
             operator: p.operator,
             created_at: horst_identity::rfc3339(p.created_at_ms),

@@ -377,6 +377,7 @@ const NOT_FOUND_PAGE: &str = r#"<!doctype html>
 <h1>This page does not exist</h1>
 <p class="lead">The address may be mistyped, or the page was moved. Start from the game, the RCADIA tables or the leaderboard.</p>
 <p class="ways"><a class="button" href="/">To the game</a> <a href="/tables/">RCADIA tables</a></p>
+<p class="lead" lang="de">Auf Deutsch: Diese Seite gibt es nicht, vielleicht ist die Adresse vertippt. Das Spiel „Game con Vogel“ beginnt auf der <a href="/">Startseite</a>.</p>
 </main>
 </body>
 </html>
@@ -385,6 +386,18 @@ const NOT_FOUND_PAGE: &str = r#"<!doctype html>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The game's players read German (its pages are): a mistyped game link told them in
+    /// English only. The page says it in German too, marked as German, with the way back.
+    #[test]
+    fn the_not_found_page_speaks_to_the_games_players_in_german_too() {
+        let german = NOT_FOUND_PAGE
+            .lines()
+            .find(|l| l.contains(r#"lang="de""#))
+            .expect("a paragraph marked lang=\"de\"");
+        assert!(german.contains("gibt es nicht"), "{german}");
+        assert!(german.contains(r#"<a href="/">"#), "{german}");
+    }
 
     #[test]
     fn the_web_dir_check_says_what_to_run() {
