@@ -1618,3 +1618,44 @@ async fn a_cancel_shows_on_every_processs_metrics() {
     .await;
     assert!(moved, "{}", scrape().await);
 }
+
+/// The job view opened on the jobs waiting and running now, when none does ("No jobs."),
+/// shows a job admitted afterwards, and the queue card its lane's depth, without a click: an
+/// operator watching an idle queue for a flood to begin saw nothing come. The view read the
+/// list again only while a job it showed waited or ran, so an empty one was never read again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_live_job_view_shows_a_job_that_arrives_after_it_opened_empty() {
+    let app = job_view_app().await;
+    let long = Duration::from_secs(60);
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.viewport(390, 844).await;
+    tab.wait_for(
+        "document.getElementById('view').textContent.includes('No jobs.')",
+        "the empty list",
+        long,
+    )
+    .await;
+    let job = admit(
+        &app,
+        JobKind::Simulate,
+        "anna",
+        crate::harness::LEVEL_MAP.into(),
+    )
+    .await;
+    // Read again within the view's longest pause (15 s).
+    tab.wait_for(
+        &format!(
+            "[...document.querySelectorAll('#view tbody tr')].some((r) => r.textContent.includes('{job}')) \
+             && document.getElementById('job-queue').textContent.includes('1 waiting')"
+        ),
+        "the job that arrived, without a click",
+        Duration::from_secs(25),
+    )
+    .await;
+    tab.screenshot("admin", "jobs-live-arrived-390x844").await;
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+}
