@@ -1659,3 +1659,144 @@ async fn the_live_job_view_shows_a_job_that_arrives_after_it_opened_empty() {
         tab.errors.lock().unwrap()
     );
 }
+
+/// One account's jobs in every state (succeeded, failed, cancelled, running with its
+/// progress, queued) on a phone (390x844) and a laptop: the page never scrolls sideways, each
+/// state is said, a failed job says why, and only the waiting and the running job offer a
+/// Cancel button, inside the screen. Screenshots: target/screenshots/admin/jobs-states-*.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_in_each_state_reads_well_on_a_phone() {
+    let app = job_view_app().await;
+    let long = Duration::from_secs(60);
+    let _worker = start_worker(&app);
+    let job = |kind: JobKind, idem: &str, map: String| {
+        let queue = app.queue.clone();
+        let idem = idem.to_string();
+        async move {
+            match queue
+                .admit(JobSpec {
+                    kind,
+                    account: "anna".into(),
+                    trust: 1,
+                    idempotency_key: idem,
+                    input: horst_queue::JobInput {
+                        map,
+                        ..Default::default()
+                    },
+                })
+                .await
+                .unwrap()
+            {
+                Admission::New(job) => job.id,
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("levels");
+    let easy = std::fs::read_to_string(dir.join("01-erste-schritte.map")).unwrap();
+    let succeeded = job(JobKind::Playtest, "k1", easy).await;
+    let s = app.queue.wait(&succeeded, long).await.unwrap();
+    assert_eq!(s.state, JobState::Succeeded, "{s:?}");
+    // A simulation without a replay.
+    let failed = job(JobKind::Simulate, "k2", crate::harness::LEVEL_MAP.into()).await;
+    let f = app.queue.wait(&failed, long).await.unwrap();
+    assert_eq!(f.state, JobState::Failed, "{f:?}");
+    let undecided = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/levels/undecided.map"),
+    )
+    .unwrap();
+    let running = job(JobKind::Playtest, "k3", undecided).await;
+    let progressed = crate::harness::eventually(long, async || {
+        app.queue
+            .get(&running)
+            .await
+            .unwrap()
+            .unwrap()
+            .progress
+            .is_some()
+    })
+    .await;
+    assert!(progressed, "the playtest did not run");
+    let cancelled = job(JobKind::Playtest, "k4", crate::harness::LEVEL_MAP.into()).await;
+    let (status, v) = cancel_as(&app, "olga", &cancelled, "making room").await;
+    assert_eq!(status, 200, "{v}");
+    let queued = job(JobKind::Playtest, "k5", crate::harness::LEVEL_MAP.into()).await;
+
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.eval(
+        "document.querySelector('form.filters input[name=account]').value = 'anna'; \
+         document.querySelector('form.filters').requestSubmit()",
+    )
+    .await;
+    let all = [&succeeded, &failed, &running, &cancelled, &queued];
+    for (w, h) in [(390, 844), (1366, 768)] {
+        tab.viewport(w, h).await;
+        tab.wait_for(
+            &format!(
+                "document.querySelectorAll('#view tbody tr').length === 5 \
+                 && {}",
+                all.iter()
+                    .map(|id| format!(
+                        "document.getElementById('view').textContent.includes('{id}')"
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(" && ")
+            ),
+            "the five jobs",
+            long,
+        )
+        .await;
+        tab.screenshot("admin", &format!("jobs-states-{w}x{h}"))
+            .await;
+        let seen = tab
+            .eval(
+                "(() => { const rows = [...document.querySelectorAll('#view tbody tr')]; \
+                   const cell = (r, i) => r.children[i].textContent; \
+                   return { page: document.scrollingElement.scrollWidth, screen: innerWidth, \
+                     rows: rows.map((r) => ({ id: r.querySelector('code.id').textContent, state: cell(r, 3), \
+                       buttons: [...r.querySelectorAll('button.danger')].map((b) => { const x = b.getBoundingClientRect(); \
+                         return { left: x.left, right: x.right }; }) })) }; })()",
+            )
+            .await;
+        assert!(
+            seen["page"].as_f64() <= seen["screen"].as_f64(),
+            "the page scrolls sideways at {w}x{h}: {seen}"
+        );
+        for row in seen["rows"].as_array().unwrap() {
+            let id = row["id"].as_str().unwrap();
+            let state = row["state"].as_str().unwrap();
+            let buttons = row["buttons"].as_array().unwrap();
+            let (want, cancellable) = if id == succeeded {
+                ("succeeded", false)
+            } else if id == failed {
+                ("failed", false)
+            } else if id == running {
+                ("running", true)
+            } else if id == cancelled {
+                ("cancelled", false)
+            } else {
+                ("queued", true)
+            };
+            assert!(state.starts_with(want), "{id} at {w}x{h}: {row}");
+            assert_eq!(buttons.len(), usize::from(cancellable), "{id}: {row}");
+            for b in buttons {
+                assert!(
+                    b["left"].as_f64().unwrap() >= 0.0
+                        && b["right"].as_f64() <= seen["screen"].as_f64(),
+                    "{id}'s Cancel is off the screen at {w}x{h}: {row}"
+                );
+            }
+            if id == failed {
+                assert!(state.contains("invalid"), "a failure says why: {row}");
+            }
+            if id == cancelled {
+                assert!(state.contains("making room"), "the reason is shown: {row}");
+            }
+        }
+    }
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+}
