@@ -1506,19 +1506,26 @@ async fn a_cancel_racing_a_jobs_end_leaves_one_final_state_and_one_charge() {
     );
 }
 
-/// A playtest whose search outgrows the worker's memory budget (`worker.job_memory_mib`)
+/// A playtest whose search outgrows the worker's memory budget (`worker.job_memory_mib`, 8 MiB
+/// here, on the largest valid level)
 /// ends `unresolved` with reason `memory_limit` and a hint that says so (never a proof); the
 /// worker goes on to the next job, and `horst_job_playtests_unresolved_total{reason=
 /// "memory_limit"}` counts it: the job itself `succeeded` (it ran and answered), so before the
 /// counter an operator had no figure of how often the budget cut a search short.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_playtest_over_its_memory_budget_ends_memory_limit_and_the_worker_goes_on() {
-    let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
+    // A long limit: under load a small level's search ran out of time before its budget.
+    let app = spawn_app_with(|c| {
+        c.gateway.admin_token = ADMIN_TOKEN.into();
+        c.queue.playtest_seconds = 60;
+        c.queue.wait_seconds = 120;
+    })
+    .await;
     let metrics = horst_telemetry::Metrics::new();
     let (_stop, rx) = watch::channel(false);
     tokio::spawn(horst_worker::run(
         app.queue.clone(),
-        Arc::new(EngineRunner::new(1).unwrap().with_job_memory_mib(6)),
+        Arc::new(EngineRunner::new(1).unwrap().with_job_memory_mib(8)),
         WorkerIdentity::new(0, 1).with_referee_slots(1),
         WorkerMetrics::register(&metrics),
         rx,
@@ -1534,12 +1541,15 @@ async fn a_playtest_over_its_memory_budget_ends_memory_limit_and_the_worker_goes
             .unwrap()
     };
     assert_eq!(counted("memory_limit"), 0, "listed at zero from the start");
-    let undecided = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/levels/undecided.map"),
-    )
-    .unwrap();
-    let job = admit(&app, JobKind::Playtest, "anna", undecided).await;
-    let rec = app.queue.wait(&job, Duration::from_secs(60)).await.unwrap();
+    // The largest valid level (512x128, thousands of crumbling ledges): every state is
+    // large, and 8 MiB hold few of them.
+    let huge = crate::up_worker::a_huge_level();
+    let job = admit(&app, JobKind::Playtest, "anna", huge).await;
+    let rec = app
+        .queue
+        .wait(&job, Duration::from_secs(120))
+        .await
+        .unwrap();
     assert_eq!(rec.state, JobState::Succeeded, "{rec:?}");
     let Some(horst_queue::JobResult::Playtest(played)) = &rec.result else {
         panic!("{rec:?}")

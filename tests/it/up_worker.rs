@@ -384,7 +384,7 @@ async fn the_request_id_follows_a_job_into_the_worker_s_logs_and_the_job_view() 
 /// behind a pit no jump clears (a corridor's ceiling): the planner's states are large and
 /// many, so its search grows to hundreds of MiB within seconds. Entities are placed by a
 /// fixed pseudo-random sequence.
-fn a_huge_level() -> String {
+pub(crate) fn a_huge_level() -> String {
     const W: usize = 512;
     const H: usize = 128;
     let mut g = vec![vec![b'.'; W]; H];
