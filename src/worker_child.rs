@@ -38,10 +38,11 @@ const STABLE_AFTER: Duration = Duration::from_secs(60);
 /// families only a worker observes, and those both processes count into (each reaps expired
 /// leases and fires session clocks, so a session can end in either). Gauges are left out:
 /// the queue's are read from Redis by both, the others are the process's own.
-const FORWARDED: [&str; 13] = [
+const FORWARDED: [&str; 14] = [
     "horst_job_wait_seconds",
     "horst_job_duration_seconds",
     "horst_job_lease_expiries",
+    "horst_job_playtests_unresolved",
     "horst_sessions_created",
     "horst_sessions_finished",
     "horst_session_action_outcomes",
@@ -127,6 +128,7 @@ pub async fn supervise(
     metrics: Metrics,
     mut shutdown: watch::Receiver<bool>,
 ) {
+    let restarts = restarts_metric(&metrics);
     let mut pause = FIRST_PAUSE;
     let mut generation: u64 = 0;
     loop {
@@ -166,10 +168,12 @@ pub async fn supervise(
         let death = match ended {
             Ended::Stopped => return,
             Ended::Exited(status) => {
+                restarts.get_or_create(&cause("exited")).inc();
                 tracing::error!(pid, %status, "the worker process ended; its running job ends `cancelled` (not re-run); starting it again");
                 Death::Exited(status)
             }
             Ended::OverMemory(rss_mib) => {
+                restarts.get_or_create(&cause("memory_limit")).inc();
                 tracing::error!(pid, rss_mib, limit_mib = child.memory_limit_mib, "the worker process used more memory than worker.memory_limit_mib and was killed; its running job ends `cancelled` (not re-run); starting it again");
                 Death::OverMemory {
                     rss_mib,
@@ -188,6 +192,36 @@ pub async fn supervise(
             return;
         }
     }
+}
+
+type CauseLabels = Vec<(&'static str, String)>;
+
+fn cause(c: &str) -> CauseLabels {
+    vec![("cause", c.to_string())]
+}
+
+/// `horst_worker_process_restarts_total{cause}`: the worker child ended unexpectedly
+/// (`exited`: it crashed, or the kernel's OOM killer took it) or was killed over
+/// `worker.memory_limit_mib` (`memory_limit`), and was started again. Only the supervisor
+/// sees these (the child's own counters die with it), and a restart is otherwise only a log
+/// line. Both causes listed at zero from the start, so the first is a rise `increase()` sees.
+fn restarts_metric(
+    metrics: &Metrics,
+) -> horst_telemetry::metrics::family::Family<CauseLabels, horst_telemetry::metrics::counter::Counter>
+{
+    let restarts = horst_telemetry::metrics::family::Family::<
+        CauseLabels,
+        horst_telemetry::metrics::counter::Counter,
+    >::default();
+    metrics.register(
+        "worker_process_restarts",
+        "Times `horst up`'s worker process ended unexpectedly and was started again, by cause (exited; memory_limit: killed over worker.memory_limit_mib)",
+        restarts.clone(),
+    );
+    for c in ["exited", "memory_limit"] {
+        drop(restarts.get_or_create(&cause(c)));
+    }
+    restarts
 }
 
 /// How a worker process ended, for its running jobs' callers.

@@ -271,7 +271,7 @@ pub async fn list_jobs(
                 }
             }
         }
-        rows.sort_by_key(|r| std::cmp::Reverse(r.admitted_at_ms));
+        newest_first(&mut rows);
         let total = rows.len();
         let items: Vec<JobRow> = rows.into_iter().skip(offset).take(limit).collect();
         let next = offset.saturating_add(items.len());
@@ -305,6 +305,14 @@ pub async fn list_jobs(
         &selected,
     )
     .await
+}
+
+/// The jobs waiting and running now in the order their pages show them: newest admission
+/// first, the id breaking ties. Without the id, jobs admitted in one millisecond (a burst,
+/// `admit_many`) kept the order they were read in, the running ones by lease expiry, which
+/// every heartbeat moves: from one page to the next a job showed twice and another never.
+fn newest_first(rows: &mut [JobRow]) {
+    rows.sort_by(|a, b| (b.admitted_at_ms, &b.id).cmp(&(a.admitted_at_ms, &a.id)));
 }
 
 /// An index of job ids, newest first.
@@ -434,4 +442,44 @@ fn parse_state(s: &str) -> Result<JobState, ToolError> {
             )))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, admitted_at_ms: u64) -> JobRow {
+        JobRow {
+            id: id.into(),
+            kind: JobKind::Simulate,
+            lane: Lane::Referee,
+            account: "anna".into(),
+            trust: 1,
+            state: JobState::Running,
+            admitted_at_ms,
+            started_at_ms: None,
+            ended_at_ms: None,
+            wait_ms: 0,
+            worker: None,
+            request_id: None,
+            reserved_seconds: 5,
+            charged_seconds: 5,
+            progress: None,
+            outcome: None,
+            reason: None,
+            code: None,
+            message: None,
+        }
+    }
+
+    #[test]
+    fn jobs_admitted_in_one_millisecond_keep_one_order_whatever_order_they_are_read_in() {
+        let ids = |rows: &[JobRow]| rows.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+        let mut read = vec![row("j:b", 7), row("j:c", 9), row("j:a", 7), row("j:d", 7)];
+        let mut again = vec![row("j:d", 7), row("j:a", 7), row("j:c", 9), row("j:b", 7)];
+        newest_first(&mut read);
+        newest_first(&mut again);
+        assert_eq!(ids(&read), ["j:c", "j:d", "j:b", "j:a"]);
+        assert_eq!(ids(&read), ids(&again));
+    }
 }

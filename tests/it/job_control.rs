@@ -1299,3 +1299,514 @@ async fn the_job_list_fits_a_1366_px_screen_without_breaking_a_word() {
         tab.errors.lock().unwrap()
     );
 }
+
+/// `admin` with another operator's name (`X-Operator`).
+async fn cancel_as(app: &TestApp, who: &str, job: &str, reason: &str) -> (u16, Value) {
+    let r = app
+        .http
+        .post(app.url(&format!("/api/admin/jobs/{job}/cancel")))
+        .header("authorization", format!("Bearer {ADMIN_TOKEN}"))
+        .header("x-operator", who)
+        .json(&json!({ "reason": reason }))
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+/// The `job_cancel` entries of the audit trail for `job`.
+async fn cancels_audited(app: &TestApp, job: &str) -> Vec<horst_operator::AuditEntry> {
+    horst_operator::audit_log(&app.store, 0, 500)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.action == "job_cancel" && e.target == job)
+        .collect()
+}
+
+/// How many jobs of `kind` the day counts as ended, by final state.
+async fn ended_today(app: &TestApp, kind: &str) -> std::collections::BTreeMap<String, u64> {
+    app.queue
+        .today()
+        .await
+        .unwrap()
+        .finished
+        .get(kind)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Two operators on two API processes (one Redis) cancel the same job at the same moment,
+/// once while it waits and once while it runs: one of them cancels it (200), the other is
+/// told it already ended (409); the job ends once (`cancelled`, counted once in the day's
+/// figures, its charge unchanged), stays so, and the audit trail names one operator once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_api_processes_cancelling_one_job_at_once_end_it_once_and_audit_it_once() {
+    let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
+    let other =
+        crate::harness::spawn_app_beside(&app, |c| c.gateway.admin_token = ADMIN_TOKEN.into())
+            .await;
+    let both = async |job: &str| {
+        let (a, b) = tokio::join!(
+            cancel_as(&app, "olga", job, "olga's reason"),
+            cancel_as(&other, "pavel", job, "pavel's reason"),
+        );
+        let mut statuses = [a.0, b.0];
+        statuses.sort();
+        assert_eq!(statuses, [200, 409], "{a:?} {b:?}");
+        let (winner, loser) = if a.0 == 200 { (a, b) } else { (b, a) };
+        assert_eq!(loser.1["code"], "conflict", "{loser:?}");
+        let audited = cancels_audited(&app, job).await;
+        assert_eq!(audited.len(), 1, "{audited:?}");
+        let reason = audited[0].detail["reason"].as_str().unwrap().to_string();
+        let who = if reason.starts_with("olga") {
+            "api:olga"
+        } else {
+            "api:pavel"
+        };
+        assert!(audited[0].who.starts_with(who), "{audited:?}");
+        assert!(winner.1["outcome"].is_string(), "{winner:?}");
+        reason
+    };
+
+    // Waiting (no worker runs yet).
+    let queued = admit(
+        &app,
+        JobKind::Simulate,
+        "anna",
+        crate::harness::LEVEL_MAP.into(),
+    )
+    .await;
+    let reason = both(&queued).await;
+    let r = app.queue.get(&queued).await.unwrap().unwrap();
+    assert_eq!(r.state, JobState::Cancelled, "{r:?}");
+    assert!(r.failure.unwrap().message.contains(&reason));
+    assert_eq!(r.charged_seconds, 0, "it never started: nothing charged");
+    assert_eq!(
+        ended_today(&app, "simulate").await.get("cancelled"),
+        Some(&1)
+    );
+
+    // Running: a search that runs until its limit.
+    let _worker = start_worker(&app);
+    let undecided = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/levels/undecided.map"),
+    )
+    .unwrap();
+    let running = admit(&app, JobKind::Playtest, "bob", undecided).await;
+    let started = crate::harness::eventually(Duration::from_secs(60), async || {
+        app.queue.get(&running).await.unwrap().unwrap().state == JobState::Running
+    })
+    .await;
+    assert!(started, "the playtest did not start");
+    let charged_before = app.queue.today().await.unwrap().seconds_charged;
+    both(&running).await;
+    let r = app.queue.get(&running).await.unwrap().unwrap();
+    assert_eq!(r.state, JobState::Cancelled, "{r:?}");
+    assert_eq!(r.charged_seconds, 20, "started work stays charged, once");
+    // Its worker heard the stop and stays out: nothing moves after it.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let later = app.queue.get(&running).await.unwrap().unwrap();
+    assert_eq!(later.state, JobState::Cancelled, "{later:?}");
+    assert_eq!(later.finished_at_ms, r.finished_at_ms);
+    let day = app.queue.today().await.unwrap();
+    assert_eq!(
+        day.seconds_charged, charged_before,
+        "charged once, at its start"
+    );
+    assert_eq!(
+        ended_today(&app, "playtest").await.get("cancelled"),
+        Some(&1)
+    );
+    assert_eq!(ended_today(&app, "playtest").await.values().sum::<u64>(), 1);
+}
+
+/// Cancels sent as playtests finish: each job ends once, in one state that stays, either
+/// `cancelled` (the cancel came first: 200, one audit entry) or as its run ended (the run
+/// came first: 409 `conflict`, no audit entry). The day counts every job once, and charges
+/// each started one once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_racing_a_jobs_end_leaves_one_final_state_and_one_charge() {
+    let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
+    let _worker = start_worker(&app);
+    const JOBS: usize = 24;
+    // A short level the planner wins in a few to a few hundred ms: a simulation without a
+    // replay ended before any cancel reached it.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("levels");
+    let easy = std::fs::read_to_string(dir.join("01-erste-schritte.map")).unwrap();
+    let mut ids = Vec::new();
+    let (mut cancelled, mut ended_first) = (0, 0);
+    for i in 0..JOBS {
+        let id = match app
+            .queue
+            .admit(JobSpec {
+                kind: JobKind::Playtest,
+                account: format!("racer{i}"),
+                trust: 1,
+                idempotency_key: format!("race-{i}"),
+                input: horst_queue::JobInput {
+                    map: easy.clone(),
+                    ..Default::default()
+                },
+            })
+            .await
+            .unwrap()
+        {
+            Admission::New(job) => job.id,
+            other => panic!("{other:?}"),
+        };
+        // From at once (handed to the idle slot) to after its end (the last ones surely
+        // after, whatever the load).
+        if i >= JOBS - 4 {
+            app.queue.wait(&id, Duration::from_secs(30)).await.unwrap();
+        } else {
+            tokio::time::sleep(Duration::from_millis(i as u64 * 12)).await;
+        }
+        let (status, v) = cancel_as(&app, "olga", &id, "racing").await;
+        let rec = app.queue.wait(&id, Duration::from_secs(30)).await.unwrap();
+        assert!(rec.state.is_final(), "{rec:?}");
+        let audited = cancels_audited(&app, &id).await;
+        match status {
+            200 => {
+                cancelled += 1;
+                assert_eq!(rec.state, JobState::Cancelled, "{v} {rec:?}");
+                assert_eq!(audited.len(), 1, "{audited:?}");
+            }
+            409 => {
+                ended_first += 1;
+                assert_ne!(rec.state, JobState::Cancelled, "{v} {rec:?}");
+                assert!(audited.is_empty(), "{audited:?}");
+            }
+            other => panic!("{other}: {v}"),
+        }
+        ids.push(id);
+    }
+    // The final states stay.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut charged = 0;
+    for id in &ids {
+        let r = app.queue.get(id).await.unwrap().unwrap();
+        let again = app.queue.wait(id, Duration::from_secs(1)).await.unwrap();
+        assert_eq!(r.state, again.state, "{r:?}");
+        assert_eq!(r.finished_at_ms, again.finished_at_ms, "{r:?}");
+        charged += r.charged_seconds;
+    }
+    let ended: u64 = ended_today(&app, "playtest").await.values().sum();
+    assert_eq!(ended, JOBS as u64, "every job counted once as ended");
+    assert_eq!(
+        app.queue.today().await.unwrap().seconds_charged,
+        charged,
+        "the day's charge is the jobs' charges, each once"
+    );
+    println!("figure: {cancelled} cancelled first, {ended_first} ended first");
+    assert!(
+        cancelled > 0 && ended_first > 0,
+        "no race: {cancelled} / {ended_first}"
+    );
+}
+
+/// A playtest whose search outgrows the worker's memory budget (`worker.job_memory_mib`, 8 MiB
+/// here, on the largest valid level)
+/// ends `unresolved` with reason `memory_limit` and a hint that says so (never a proof); the
+/// worker goes on to the next job, and `horst_job_playtests_unresolved_total{reason=
+/// "memory_limit"}` counts it: the job itself `succeeded` (it ran and answered), so before the
+/// counter an operator had no figure of how often the budget cut a search short.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_playtest_over_its_memory_budget_ends_memory_limit_and_the_worker_goes_on() {
+    // A long limit: under load a small level's search ran out of time before its budget.
+    let app = spawn_app_with(|c| {
+        c.gateway.admin_token = ADMIN_TOKEN.into();
+        c.queue.playtest_seconds = 60;
+        c.queue.wait_seconds = 120;
+    })
+    .await;
+    let metrics = horst_telemetry::Metrics::new();
+    let (_stop, rx) = watch::channel(false);
+    tokio::spawn(horst_worker::run(
+        app.queue.clone(),
+        Arc::new(EngineRunner::new(1).unwrap().with_job_memory_mib(8)),
+        WorkerIdentity::new(0, 1).with_referee_slots(1),
+        WorkerMetrics::register(&metrics),
+        rx,
+    ));
+    let counted = |reason: &str| {
+        let text = metrics.encode();
+        let line = format!("horst_job_playtests_unresolved_total{{reason=\"{reason}\"}} ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(line.as_str()))
+            .unwrap_or_else(|| panic!("no {line}in\n{text}"))
+            .trim()
+            .parse::<u64>()
+            .unwrap()
+    };
+    assert_eq!(counted("memory_limit"), 0, "listed at zero from the start");
+    // The largest valid level (512x128, thousands of crumbling ledges): every state is
+    // large, and 8 MiB hold few of them.
+    let huge = crate::up_worker::a_huge_level();
+    let job = admit(&app, JobKind::Playtest, "anna", huge).await;
+    let rec = app
+        .queue
+        .wait(&job, Duration::from_secs(120))
+        .await
+        .unwrap();
+    assert_eq!(rec.state, JobState::Succeeded, "{rec:?}");
+    let Some(horst_queue::JobResult::Playtest(played)) = &rec.result else {
+        panic!("{rec:?}")
+    };
+    assert_eq!(
+        played.outcome,
+        horst_queue::Outcome::Unresolved,
+        "{played:?}"
+    );
+    assert_eq!(played.reason.as_deref(), Some("memory_limit"), "{played:?}");
+    assert!(played.proof.is_none(), "never a proof: {played:?}");
+    let hint = played.hint.as_deref().unwrap_or_default();
+    assert!(hint.contains("memory budget"), "{hint}");
+    assert_eq!(counted("memory_limit"), 1);
+    assert_eq!(counted("time_limit"), 0);
+    // The view shows why it ended.
+    let (status, shown) = admin(
+        &app,
+        reqwest::Method::GET,
+        &format!("/api/admin/jobs/{job}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{shown}");
+    assert_eq!(
+        (shown["outcome"].as_str(), shown["reason"].as_str()),
+        (Some("unresolved"), Some("memory_limit")),
+        "{shown}"
+    );
+    // The worker goes on: the next playtest (a short level) runs and wins.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("levels");
+    let easy = std::fs::read_to_string(dir.join("01-erste-schritte.map")).unwrap();
+    let next = admit(&app, JobKind::Playtest, "bob", easy).await;
+    let rec = app
+        .queue
+        .wait(&next, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(rec.state, JobState::Succeeded, "{rec:?}");
+    let Some(horst_queue::JobResult::Playtest(played)) = &rec.result else {
+        panic!("{rec:?}")
+    };
+    assert_eq!(played.outcome, horst_queue::Outcome::Won, "{played:?}");
+}
+
+/// `/metrics` follows cancels wherever they happen: `horst_queue_jobs_ended_today` is read
+/// from Redis, so an API process that ran nothing shows a job another process cancelled
+/// (before, no metric moved for a waiting job's cancel: only the worker that ran a job
+/// counted its end).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_shows_on_every_processs_metrics() {
+    let (app, job) = a_queued_simulation().await;
+    let series = "horst_queue_jobs_ended_today{kind=\"simulate\",state=\"cancelled\"} ";
+    let scrape = async || -> String {
+        app.http
+            .get(app.url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    };
+    // Listed at zero from the gauges' first sample.
+    let listed = crate::harness::eventually(Duration::from_secs(10), async || {
+        scrape().await.contains(&format!("{series}0\n"))
+    })
+    .await;
+    assert!(listed, "{}", scrape().await);
+    let (status, v) = cancel_as(&app, "olga", &job, "shedding load").await;
+    assert_eq!(status, 200, "{v}");
+    // Sampled every 5 s.
+    let moved = crate::harness::eventually(Duration::from_secs(15), async || {
+        scrape().await.contains(&format!("{series}1\n"))
+    })
+    .await;
+    assert!(moved, "{}", scrape().await);
+}
+
+/// The job view opened on the jobs waiting and running now, when none does ("No jobs."),
+/// shows a job admitted afterwards, and the queue card its lane's depth, without a click: an
+/// operator watching an idle queue for a flood to begin saw nothing come. The view read the
+/// list again only while a job it showed waited or ran, so an empty one was never read again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_live_job_view_shows_a_job_that_arrives_after_it_opened_empty() {
+    let app = job_view_app().await;
+    let long = Duration::from_secs(60);
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.viewport(390, 844).await;
+    tab.wait_for(
+        "document.getElementById('view').textContent.includes('No jobs.')",
+        "the empty list",
+        long,
+    )
+    .await;
+    let job = admit(
+        &app,
+        JobKind::Simulate,
+        "anna",
+        crate::harness::LEVEL_MAP.into(),
+    )
+    .await;
+    // Read again within the view's longest pause (15 s).
+    tab.wait_for(
+        &format!(
+            "[...document.querySelectorAll('#view tbody tr')].some((r) => r.textContent.includes('{job}')) \
+             && document.getElementById('job-queue').textContent.includes('1 waiting')"
+        ),
+        "the job that arrived, without a click",
+        Duration::from_secs(25),
+    )
+    .await;
+    tab.screenshot("admin", "jobs-live-arrived-390x844").await;
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+}
+
+/// One account's jobs in every state (succeeded, failed, cancelled, running with its
+/// progress, queued) on a phone (390x844) and a laptop: the page never scrolls sideways, each
+/// state is said, a failed job says why, and only the waiting and the running job offer a
+/// Cancel button, inside the screen. Screenshots: target/screenshots/admin/jobs-states-*.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_in_each_state_reads_well_on_a_phone() {
+    let app = job_view_app().await;
+    let long = Duration::from_secs(60);
+    let _worker = start_worker(&app);
+    let job = |kind: JobKind, idem: &str, map: String| {
+        let queue = app.queue.clone();
+        let idem = idem.to_string();
+        async move {
+            match queue
+                .admit(JobSpec {
+                    kind,
+                    account: "anna".into(),
+                    trust: 1,
+                    idempotency_key: idem,
+                    input: horst_queue::JobInput {
+                        map,
+                        ..Default::default()
+                    },
+                })
+                .await
+                .unwrap()
+            {
+                Admission::New(job) => job.id,
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("levels");
+    let easy = std::fs::read_to_string(dir.join("01-erste-schritte.map")).unwrap();
+    let succeeded = job(JobKind::Playtest, "k1", easy).await;
+    let s = app.queue.wait(&succeeded, long).await.unwrap();
+    assert_eq!(s.state, JobState::Succeeded, "{s:?}");
+    // A simulation without a replay.
+    let failed = job(JobKind::Simulate, "k2", crate::harness::LEVEL_MAP.into()).await;
+    let f = app.queue.wait(&failed, long).await.unwrap();
+    assert_eq!(f.state, JobState::Failed, "{f:?}");
+    let undecided = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/levels/undecided.map"),
+    )
+    .unwrap();
+    let running = job(JobKind::Playtest, "k3", undecided).await;
+    let progressed = crate::harness::eventually(long, async || {
+        app.queue
+            .get(&running)
+            .await
+            .unwrap()
+            .unwrap()
+            .progress
+            .is_some()
+    })
+    .await;
+    assert!(progressed, "the playtest did not run");
+    let cancelled = job(JobKind::Playtest, "k4", crate::harness::LEVEL_MAP.into()).await;
+    let (status, v) = cancel_as(&app, "olga", &cancelled, "making room").await;
+    assert_eq!(status, 200, "{v}");
+    let queued = job(JobKind::Playtest, "k5", crate::harness::LEVEL_MAP.into()).await;
+
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.eval(
+        "document.querySelector('form.filters input[name=account]').value = 'anna'; \
+         document.querySelector('form.filters').requestSubmit()",
+    )
+    .await;
+    let all = [&succeeded, &failed, &running, &cancelled, &queued];
+    for (w, h) in [(390, 844), (1366, 768)] {
+        tab.viewport(w, h).await;
+        tab.wait_for(
+            &format!(
+                "document.querySelectorAll('#view tbody tr').length === 5 \
+                 && {}",
+                all.iter()
+                    .map(|id| format!(
+                        "document.getElementById('view').textContent.includes('{id}')"
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(" && ")
+            ),
+            "the five jobs",
+            long,
+        )
+        .await;
+        tab.screenshot("admin", &format!("jobs-states-{w}x{h}"))
+            .await;
+        let seen = tab
+            .eval(
+                "(() => { const rows = [...document.querySelectorAll('#view tbody tr')]; \
+                   const cell = (r, i) => r.children[i].textContent; \
+                   return { page: document.scrollingElement.scrollWidth, screen: innerWidth, \
+                     rows: rows.map((r) => ({ id: r.querySelector('code.id').textContent, state: cell(r, 3), \
+                       buttons: [...r.querySelectorAll('button.danger')].map((b) => { const x = b.getBoundingClientRect(); \
+                         return { left: x.left, right: x.right }; }) })) }; })()",
+            )
+            .await;
+        assert!(
+            seen["page"].as_f64() <= seen["screen"].as_f64(),
+            "the page scrolls sideways at {w}x{h}: {seen}"
+        );
+        for row in seen["rows"].as_array().unwrap() {
+            let id = row["id"].as_str().unwrap();
+            let state = row["state"].as_str().unwrap();
+            let buttons = row["buttons"].as_array().unwrap();
+            let (want, cancellable) = if id == succeeded {
+                ("succeeded", false)
+            } else if id == failed {
+                ("failed", false)
+            } else if id == running {
+                ("running", true)
+            } else if id == cancelled {
+                ("cancelled", false)
+            } else {
+                ("queued", true)
+            };
+            assert!(state.starts_with(want), "{id} at {w}x{h}: {row}");
+            assert_eq!(buttons.len(), usize::from(cancellable), "{id}: {row}");
+            for b in buttons {
+                assert!(
+                    b["left"].as_f64().unwrap() >= 0.0
+                        && b["right"].as_f64() <= seen["screen"].as_f64(),
+                    "{id}'s Cancel is off the screen at {w}x{h}: {row}"
+                );
+            }
+            if id == failed {
+                assert!(state.contains("invalid"), "a failure says why: {row}");
+            }
+            if id == cancelled {
+                assert!(state.contains("making room"), "the reason is shown: {row}");
+            }
+        }
+    }
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+}

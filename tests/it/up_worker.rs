@@ -384,7 +384,7 @@ async fn the_request_id_follows_a_job_into_the_worker_s_logs_and_the_job_view() 
 /// behind a pit no jump clears (a corridor's ceiling): the planner's states are large and
 /// many, so its search grows to hundreds of MiB within seconds. Entities are placed by a
 /// fixed pseudo-random sequence.
-fn a_huge_level() -> String {
+pub(crate) fn a_huge_level() -> String {
     const W: usize = 512;
     const H: usize = 128;
     let mut g = vec![vec![b'.'; W]; H];
@@ -473,7 +473,7 @@ async fn a_worker_killed_over_memory_blames_only_the_job_that_grew_it() {
         ],
         dir.path(),
     );
-    up.wait_listening();
+    let addr = up.wait_listening();
     up.wait_for_line("worker process started (pid", Duration::from_secs(60));
     // Said at the start: 400 MiB is less than two 512 MiB planner runs may use. (The limit
     // leaves the huge search a few progress reports before it is reached: the blame goes by
@@ -530,6 +530,18 @@ async fn a_worker_killed_over_memory_blames_only_the_job_that_grew_it() {
         small_told.contains("another job in the same worker process")
             && !small_told.contains("a smaller or simpler level"),
         "{small_told}"
+    );
+    // The kill and restart show on up's /metrics (a log line alone before), by cause.
+    let metrics = reqwest::get(format!("http://{addr}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("horst_worker_process_restarts_total{cause=\"memory_limit\"} 1\n")
+            && metrics.contains("horst_worker_process_restarts_total{cause=\"exited\"} 0\n"),
+        "{metrics}"
     );
     up.signal(libc::SIGTERM);
     up.wait_exit(Duration::from_secs(60)).expect("up exits");

@@ -171,8 +171,9 @@ let latest = 0;
 
 // A view that shows a job waiting or running updates itself: it is read again after
 // POLL_FIRST_MS, then 1.5 times later each time nothing moved on (at most POLL_MAX_MS), back
-// to POLL_FIRST_MS when a job's state changed, and it stops once no job shown waits or runs,
-// or the operator moved to another section. A refresh replaces only the queue card and the
+// to POLL_FIRST_MS when a job's state changed, and it stops once no job shown waits or runs
+// (but the list of the jobs waiting and running now, which goes on), or the operator moved
+// to another section. A refresh replaces only the queue card and the
 // list, in one step (no "Loading…" in between, the filters and what is typed in them stay);
 // it waits while a confirmation is open, focus is in the list, or the tab is hidden.
 const POLL_FIRST_MS = 2000;
@@ -187,10 +188,14 @@ function stopPolling() {
 function schedule(items, here) {
   stopPolling();
   const active = items.some((j) => j.state === "queued" || j.state === "running");
+  // The list of the jobs waiting and running now (no account, no job id, no final state)
+  // is read again even while it shows none: jobs that arrive belong in it. It was left
+  // alone once empty, and an operator watching an idle queue saw no flood begin.
+  const live = !filter.job && !filter.account && (filter.state === "" || filter.state === "queued" || filter.state === "running");
   const states = items.map((j) => `${j.id}:${j.state}`).join(" ");
   poll.delay = states === poll.states ? Math.min(POLL_MAX_MS, Math.round(poll.delay * 1.5)) : POLL_FIRST_MS;
   poll.states = states;
-  if (!active) return;
+  if (!active && !live) return;
   const wait = poll.delay;
   poll.timer = setTimeout(function tick() {
     poll.timer = null;

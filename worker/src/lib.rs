@@ -715,6 +715,11 @@ async fn execute(
         return After::Claim;
     }
     metrics.observe(kind, &label, elapsed);
+    if let Ok(JobResult::Playtest(played)) = &outcome {
+        if let Some(reason) = &played.reason {
+            metrics.unresolved(reason);
+        }
+    }
     if lease_lost {
         tracing::warn!(job = %job.id, "lease lost while running; result discarded");
         return After::Claim;

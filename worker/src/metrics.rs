@@ -18,7 +18,15 @@ pub struct WorkerMetrics {
     duration: Family<Labels, Histogram>,
     wait: Family<Labels, Histogram>,
     lease_expiries: Counter,
+    unresolved: Family<Labels, Counter>,
 }
+
+/// Why a playtest ends unresolved, each counted from zero (`job_playtests_unresolved`). A
+/// search that outgrew the memory budget (`worker.job_memory_mib`) is `succeeded` in
+/// `job_duration_seconds` (it ran, and answered `unresolved`), so without this an operator
+/// could not see that the budget is too small for the levels sent (or that someone is
+/// sending levels built to outgrow it).
+pub const UNRESOLVED_REASONS: [&str; 3] = ["time_limit", "memory_limit", "unreachable"];
 
 impl WorkerMetrics {
     pub fn register(metrics: &Metrics) -> Self {
@@ -39,6 +47,15 @@ impl WorkerMetrics {
             "Job execution time by kind and outcome (succeeded or the failure code)",
             duration.clone(),
         );
+        let unresolved = Family::<Labels, Counter>::default();
+        metrics.register(
+            "job_playtests_unresolved",
+            "Playtests that ended unresolved, by reason (time_limit, memory_limit: the search outgrew worker.job_memory_mib, unreachable)",
+            unresolved.clone(),
+        );
+        for reason in UNRESOLVED_REASONS {
+            drop(unresolved.get_or_create(&vec![("reason", reason.to_string())]));
+        }
         metrics.register(
             "job_lease_expiries",
             "Jobs failed because their worker's lease expired",
@@ -62,6 +79,7 @@ impl WorkerMetrics {
             duration,
             wait,
             lease_expiries,
+            unresolved,
         }
     }
 
@@ -78,6 +96,13 @@ impl WorkerMetrics {
         self.wait
             .get_or_create(&vec![("kind", kind.as_str().to_string())])
             .observe(waited.as_secs_f64());
+    }
+
+    /// A playtest ended unresolved for `reason` (a planner's `UnresolvedReason`).
+    pub(crate) fn unresolved(&self, reason: &str) {
+        self.unresolved
+            .get_or_create(&vec![("reason", reason.to_string())])
+            .inc();
     }
 
     pub(crate) fn lease_expired(&self) {
@@ -147,6 +172,17 @@ pub async fn sample_queue_gauges(
         "Reserved execution seconds left today (UTC)",
         remaining.clone(),
     );
+    let ended_today = Family::<Labels, Gauge<i64>>::default();
+    metrics.register(
+        "queue_jobs_ended_today",
+        "Jobs that ended today (UTC), by kind and final state (succeeded, failed, cancelled: an operator's cancel of a waiting or a running job, or a caller gone), whichever process ended them",
+        ended_today.clone(),
+    );
+    for kind in JobKind::ALL {
+        for state in ENDED_STATES {
+            drop(ended_today.get_or_create(&ended_labels(kind.as_str(), state)));
+        }
+    }
     // Every lane and kind at zero until the first sample (and if Redis cannot be read yet).
     for lane in horst_queue::Lane::ALL {
         let labels = vec![("lane", lane.as_str().to_string())];
@@ -186,6 +222,23 @@ pub async fn sample_queue_gauges(
         if let Ok(ids) = horst_queue::live_workers(queue.store()).await {
             workers.set(ids.len() as i64);
         }
+        // Read from Redis, so it counts what every process ended (a worker's own counters
+        // miss the queued jobs an API process dropped, and the jobs of other workers).
+        if let Ok(day) = queue.today().await {
+            for kind in JobKind::ALL {
+                for state in ENDED_STATES {
+                    let n = day
+                        .finished
+                        .get(kind.as_str())
+                        .and_then(|by| by.get(state))
+                        .copied()
+                        .unwrap_or(0);
+                    ended_today
+                        .get_or_create(&ended_labels(kind.as_str(), state))
+                        .set(n as i64);
+                }
+            }
+        }
         if let Ok((u, total)) = queue.budget_today().await {
             used.set(u as i64);
             remaining.set(total.saturating_sub(u) as i64);
@@ -195,4 +248,11 @@ pub async fn sample_queue_gauges(
             _ = shutdown.wait_for(|s| *s) => return,
         }
     }
+}
+
+/// The final states `queue_jobs_ended_today` counts (`DayStats::finished`'s).
+const ENDED_STATES: [&str; 3] = ["succeeded", "failed", "cancelled"];
+
+fn ended_labels(kind: &str, state: &str) -> Labels {
+    vec![("kind", kind.to_string()), ("state", state.to_string())]
 }
