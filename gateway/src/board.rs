@@ -75,7 +75,11 @@ pub(crate) fn seconds_to_midnight(ms: u64) -> u64 {
     86_400 - (ms / 1000) % 86_400
 }
 
-pub(crate) fn quota_error(what: &str, limit: i64, now_ms: u64) -> ToolError {
+/// A daily limit of the board or of `contact_admin` used up: `limit` names which (as the
+/// job tools' `quota` failures name theirs, docs/agents.md "Errors"; it was the number, so
+/// one field of one failure code held a name or a number depending on the tool), the
+/// message says the number.
+pub(crate) fn quota_error(what: &str, name: &str, limit: i64, now_ms: u64) -> ToolError {
     ToolError::new(
         ErrorCode::Quota,
         format!(
@@ -84,7 +88,7 @@ pub(crate) fn quota_error(what: &str, limit: i64, now_ms: u64) -> ToolError {
     )
     .with("retryAfterSeconds", seconds_to_midnight(now_ms))
     .with("scope", "owner")
-    .with("limit", limit)
+    .with("limit", name)
 }
 
 /// A one-line title or subject: cleaned, 1-`max` characters, no line breaks.
@@ -1569,9 +1573,21 @@ pub async fn write_post(
     let (threads, posts) = match written {
         BoardWritten::Written { threads, posts } => (threads, posts),
         BoardWritten::ThreadLimit => {
-            return Err(quota_error("new board threads", THREADS_PER_DAY, now))
+            return Err(quota_error(
+                "new board threads",
+                "board_threads",
+                THREADS_PER_DAY,
+                now,
+            ))
         }
-        BoardWritten::PostLimit => return Err(quota_error("board posts", POSTS_PER_DAY, now)),
+        BoardWritten::PostLimit => {
+            return Err(quota_error(
+                "board posts",
+                "board_posts",
+                POSTS_PER_DAY,
+                now,
+            ))
+        }
         BoardWritten::NoThread => return Err(no_thread(&thread_id)),
         BoardWritten::Moved => return Err(moved(&thread_id)),
     };
@@ -1653,6 +1669,7 @@ pub async fn endorse_thread(
     match endorsed {
         Endorsed::DailyLimit => Err(quota_error(
             "endorsements (taking one back frees room)",
+            "board_endorsements",
             ENDORSEMENTS_PER_DAY,
             now,
         )),
