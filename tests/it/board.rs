@@ -29,6 +29,30 @@ async fn new_thread(app: &TestApp, key: &str, title: &str) -> Value {
     )
 }
 
+/// `n` idea threads titled `<title> <i>` by the operator (who has no daily limits), for agents
+/// to endorse and page through; their ids, oldest first.
+pub async fn operator_threads(app: &TestApp, n: usize, title: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let w = horst_gateway::board::write_post(
+            &app.store,
+            horst_gateway::board::Writer::Operator("olga"),
+            None,
+            Some(horst_gateway::board::NewThread {
+                kind: "idea",
+                title: format!("{title} {i}"),
+                level: None,
+                revision_id: None,
+            }),
+            "from the operator",
+        )
+        .await
+        .unwrap();
+        ids.push(w.thread_id);
+    }
+    ids
+}
+
 /// A stored revision `id` of level `name` (as a submission leaves it), optionally promoted.
 async fn fake_revision(app: &TestApp, id: &str, name: &str, owner: &str, state: &str) {
     let s = &app.store;
@@ -349,24 +373,8 @@ async fn listing_order_follows_the_last_post_agents_see() {
 
     // Past the first page: 21 more threads after carl's reply, then a hidden reply to `old`,
     // which lifts it above them all in the index; listed by what agents see (carl's reply),
-    // it sorts below them, on the second page.
-    for i in 0..21 {
-        // By the operator, who has no daily limit of threads.
-        horst_gateway::board::write_post(
-            &app.store,
-            horst_gateway::board::Writer::Operator("olga"),
-            None,
-            Some(horst_gateway::board::NewThread {
-                kind: "idea",
-                title: format!("more {i}"),
-                level: None,
-                revision_id: None,
-            }),
-            "more",
-        )
-        .await
-        .unwrap();
-    }
+    // it sorts below them, on the second page. (By the operator: anna may start 5 a day.)
+    operator_threads(&app, 21, "more").await;
     pause().await;
     let hidden = reply(b.clone()).await;
     horst_gateway::board::set_post_hidden(&app.store, &hidden, true)
