@@ -15,7 +15,7 @@
     KEYS[9]..KEYS[20] board:idx:...              the thread's 12 listing indexes for the status
                                                  in ARGV[14] (board_index.lua)
 
-    ARGV[1] now, ms
+    ARGV[1] now, ms (a reply: at least the thread's lastPostAtMs)
     ARGV[2] threads a day (limit)
     ARGV[3] posts a day (limit)
     ARGV[4] thread id
@@ -57,6 +57,11 @@ if new_thread then
     'revisionId', ARGV[11], 'createdAtMs', now, 'lastPostAtMs', now, 'firstPostId', ARGV[5],
     'withdrawn', '0')
 else
+  -- A thread's posts are dated in the order of its list: a reply whose time was read before
+  -- an earlier reply's (two writers at once) takes that reply's time. A listing relies on it
+  -- (no post agents see is later than the thread's activity in its indexes).
+  local last = redis.call('HGET', KEYS[3], 'lastPostAtMs')
+  if last and tonumber(last) and tonumber(now) < tonumber(last) then now = last end
   redis.call('HSET', KEYS[3], 'lastPostAtMs', now)
 end
 p = redis.call('INCR', KEYS[2])

@@ -6,7 +6,8 @@
 //! - `board:thread:<id>` hash: `threadId`, `kind` (`idea`/`level`), `title`, `author`,
 //!   `authorKind` (`agent`/`operator`), `status`, `level`, `revisionId`, `createdAtMs`,
 //!   `lastPostAtMs` (of every post, withdrawn and hidden ones too: the operator's view and the
-//!   listing order; agents' `lastPostAt` is their last visible post's `createdAtMs`),
+//!   indexes' scores; agents' `lastPostAt` is their last visible post's `createdAtMs`, and
+//!   their listing orders by that, [`listed_threads`]),
 //!   `firstPostId`, `withdrawn`
 //! - `board:thread:<id>:posts` list: post ids, oldest first
 //! - `board:thread:<id>:endorsers` set: accounts endorsing the thread
@@ -74,7 +75,11 @@ pub(crate) fn seconds_to_midnight(ms: u64) -> u64 {
     86_400 - (ms / 1000) % 86_400
 }
 
-pub(crate) fn quota_error(what: &str, limit: i64, now_ms: u64) -> ToolError {
+/// A daily limit of the board or of `contact_admin` used up: `limit` names which (as the
+/// job tools' `quota` failures name theirs, docs/agents.md "Errors"; it was the number, so
+/// one field of one failure code held a name or a number depending on the tool), the
+/// message says the number.
+pub(crate) fn quota_error(what: &str, name: &str, limit: i64, now_ms: u64) -> ToolError {
     ToolError::new(
         ErrorCode::Quota,
         format!(
@@ -83,7 +88,7 @@ pub(crate) fn quota_error(what: &str, limit: i64, now_ms: u64) -> ToolError {
     )
     .with("retryAfterSeconds", seconds_to_midnight(now_ms))
     .with("scope", "owner")
-    .with("limit", limit)
+    .with("limit", name)
 }
 
 /// A one-line title or subject: cleaned, 1-`max` characters, no line breaks.
@@ -939,14 +944,16 @@ pub struct ThreadFilter<'a> {
 /// A page of the threads agents see, read from the listing index of its order and filter
 /// (`board:idx:*`), so a call costs the same whatever the board's size (docs/benchmarks.md,
 /// "Board"): the index from its start through `offset` + 21 threads (one more than the page,
-/// for `nextOffset`), their hashes, their authors' block flags and, with a level filter,
-/// whether the caller may read their levels, each in one pipeline; more of the index only
-/// when threads of blocked authors or unreadable levels left the first part short. The
-/// full view (posts, display names, the caller's fields) only for the page shown. The same
-/// threads in the same order as judging every thread ([`list_threads_scan`]). An `offset` at
-/// or past the index's length (which counts every thread listing could show) is answered
-/// empty after the first round trip, and of the threads before `offset` only their number is
-/// kept, so a deep offset costs the threads it passes, never memory for them.
+/// for `nextOffset`), their hashes, their authors' block flags, the last posts agents see of
+/// them (their order: [`listed_threads`]) and, with a level filter, whether the caller may
+/// read their levels, each in one pipeline; more of the index only when threads of blocked
+/// authors or unreadable levels left the first part short, or threads dated by a post agents
+/// do not see were placed further down. The full view (posts, display names, the caller's
+/// fields) only for the page shown. The same threads in the same order as judging every
+/// thread ([`list_threads_scan`]). An `offset` at or past the index's length (which counts
+/// every thread listing could show) is answered empty after the first round trip, and of the
+/// threads before `offset` only their number is kept (and those not placed yet), so a deep
+/// offset costs the threads it passes, never memory for them.
 pub async fn list_threads(
     store: &Store,
     caller: &Account,
@@ -989,10 +996,210 @@ async fn thread_page(
 /// The most index entries one pipeline of [`listed_threads`] reads.
 const INDEX_CHUNK_MAX: usize = 500;
 
+/// Endorsements' weight in the `end` indexes' scores (`lua/board_index.lua`'s
+/// `ENDORSED_SPAN`): a listing ranks the threads it reads with the same arithmetic.
+const ENDORSED_SPAN: f64 = 10_000_000_000_000.0;
+
+/// Where a thread sorts in a listing: its score, then its id, both descending, as Redis
+/// orders a sorted set read backwards (equal scores by member, reversed).
+#[derive(Debug, Clone, PartialEq)]
+struct Rank {
+    score: f64,
+    id: String,
+}
+
+impl Eq for Rank {}
+
+impl PartialOrd for Rank {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Rank {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.score
+            .total_cmp(&other.score)
+            .then_with(|| self.id.cmp(&other.id))
+    }
+}
+
+/// A thread's score in a listing as agents see it: the time of its last post they see
+/// (what its `lastPostAt` shows), under its endorsements when listed by them; the index's
+/// score computed the same way from that post instead of the last of all.
+fn rank_score(by_endorsements: bool, endorsements: usize, shown_at_ms: u64) -> f64 {
+    let at = shown_at_ms as f64;
+    if by_endorsements {
+        endorsements as f64 * ENDORSED_SPAN + at
+    } else {
+        at
+    }
+}
+
+/// A listable thread [`listed_threads`] read but cannot place yet.
+struct Held {
+    rank: Rank,
+    thread: Fields,
+}
+
+impl PartialEq for Held {
+    fn eq(&self, other: &Self) -> bool {
+        self.rank == other.rank
+    }
+}
+
+impl Eq for Held {}
+
+impl PartialOrd for Held {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Held {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.rank.cmp(&other.rank)
+    }
+}
+
+/// A thread of a listing index with what ranks it: its hash, the id of its last post (none
+/// for a thread without posts) and, when listed by them, its endorsements.
+struct Entry {
+    thread: Fields,
+    last: Vec<String>,
+    endorsements: usize,
+}
+
+/// The threads of `ids` (missing ones skipped) with their last post ids and (listed by
+/// them) endorsements, in one pipeline.
+async fn index_entries(
+    store: &Store,
+    ids: &[String],
+    by_endorsements: bool,
+) -> Result<Vec<Entry>, ToolError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut pipe = redis::pipe();
+    for id in ids {
+        pipe.hgetall(thread_key(store, id))
+            .lrange(keys::board_thread_posts(store, id), -1, -1);
+        if by_endorsements {
+            pipe.scard(keys::board_thread_endorsers(store, id));
+        }
+    }
+    let rows: Vec<redis::Value> = pipe.query_async(&mut store.conn()).await?;
+    let mut rows = rows.into_iter();
+    let mut out = Vec::with_capacity(ids.len());
+    for _ in ids {
+        let (Some(thread), Some(last)) = (rows.next(), rows.next()) else {
+            return Err(ToolError::internal("a short pipeline answer"));
+        };
+        let endorsements = if by_endorsements {
+            let n = rows
+                .next()
+                .ok_or_else(|| ToolError::internal("a short pipeline answer"))?;
+            redis::from_redis_value(n).map_err(redis::RedisError::from)?
+        } else {
+            0
+        };
+        let thread: Fields = redis::from_redis_value(thread).map_err(redis::RedisError::from)?;
+        if thread.is_empty() {
+            continue;
+        }
+        out.push(Entry {
+            thread,
+            last: redis::from_redis_value(last).map_err(redis::RedisError::from)?,
+            endorsements,
+        });
+    }
+    Ok(out)
+}
+
+/// Of each entry, the `createdAtMs` of the last post agents see (`None` when they see none):
+/// its last post's when agents see that (nearly always: one round trip for the flags of all
+/// of them, one for the authors not looked up yet), else from its whole post list (three
+/// more, for all such entries together).
+async fn shown_activity(
+    store: &Store,
+    entries: &[Entry],
+    authors: &mut Authors,
+) -> Result<Vec<Option<u64>>, ToolError> {
+    let tails: Vec<Vec<String>> = entries.iter().map(|e| e.last.clone()).collect();
+    let mut shown = last_shown(store, &tails, authors).await?;
+    // The last post invisible (withdrawn, hidden, or its author blocked): the whole list.
+    let deep: Vec<usize> = (0..entries.len())
+        .filter(|&i| shown[i].is_none() && !tails[i].is_empty())
+        .collect();
+    if !deep.is_empty() {
+        let mut pipe = redis::pipe();
+        for &i in &deep {
+            pipe.lrange(
+                keys::board_thread_posts(store, field(&entries[i].thread, "threadId")),
+                0,
+                -1,
+            );
+        }
+        let lists: Vec<Vec<String>> = pipe.query_async(&mut store.conn()).await?;
+        for (i, at) in deep
+            .into_iter()
+            .zip(last_shown(store, &lists, authors).await?)
+        {
+            shown[i] = at;
+        }
+    }
+    Ok(shown)
+}
+
+/// Of each list of post ids, the `createdAtMs` of the last post agents see.
+async fn last_shown(
+    store: &Store,
+    lists: &[Vec<String>],
+    authors: &mut Authors,
+) -> Result<Vec<Option<u64>>, ToolError> {
+    let all: Vec<&str> = lists.iter().flatten().map(String::as_str).collect();
+    let mut flags = post_flags(store, &all).await?.into_iter();
+    let posts: Vec<Vec<Fields>> = lists
+        .iter()
+        .map(|ids| flags.by_ref().take(ids.len()).collect())
+        .collect();
+    authors
+        .load(
+            store,
+            posts
+                .iter()
+                .flatten()
+                .map(|p| (field(p, "authorKind"), field(p, "author"))),
+        )
+        .await?;
+    let mut out = Vec::with_capacity(lists.len());
+    for list in posts {
+        let mut at = None;
+        for p in list.iter().rev() {
+            if p.contains_key("postId") && authors.visible(store, p).await? {
+                at = field(p, "createdAtMs").parse().ok();
+                break;
+            }
+        }
+        out.push(at);
+    }
+    Ok(out)
+}
+
 /// The threads of `index` agents may list from place `offset` + 1, 21 of them (one more than
-/// the page; fewer at its end), in its order: the index holds the threads neither withdrawn nor with their first post hidden;
-/// these are the ones whose author is not blocked and (with a level filter) whose level the
-/// caller may read now. Builds the indexes first if the board predates them.
+/// the page; fewer at its end), in the order of what agents see: the index holds the threads
+/// neither withdrawn nor with their first post hidden; these are the ones whose author is
+/// not blocked and (with a level filter) whose level the caller may read now. Builds the
+/// indexes first if the board predates them.
+///
+/// The index scores a thread by its last post of all, agents by the last one they see (its
+/// `lastPostAt`): a withdrawn or hidden reply, or one whose author is blocked now, would lift
+/// a thread above threads with later visible posts. So each thread read is ranked by the
+/// post agents see ([`rank_score`]) and held until no thread not read yet can rank above
+/// it: a thread's rank is never above its index entry (a thread's posts are dated in the
+/// order of its list, `board_write.lua`), so every thread after the last entry read ranks
+/// below that entry. A thread whose index entry is stale is read early and placed late; a
+/// board where none is costs what it did.
 async fn listed_threads(
     store: &Store,
     caller: &Account,
@@ -1002,8 +1209,9 @@ async fn listed_threads(
 ) -> Result<Vec<Fields>, ToolError> {
     let want = filter.offset.saturating_add(THREAD_PAGE + 1);
     let mut out: Vec<Fields> = Vec::new();
-    // The listable threads met so far: those before `offset` are counted, not kept.
+    // The listable threads placed so far: those before `offset` are counted, not kept.
     let mut listed = 0usize;
+    let mut held: std::collections::BinaryHeap<Held> = std::collections::BinaryHeap::new();
     let mut start = 0usize;
     let mut checked = false;
     while listed < want {
@@ -1015,12 +1223,12 @@ async fn listed_threads(
         if !checked {
             pipe.get(keys::board_index_built(store)).zcard(index);
         }
-        pipe.zrevrange(index, start.min(isize::MAX as usize) as isize, stop);
-        let ids: Vec<String> = if checked {
-            let (ids,): (Vec<String>,) = pipe.query_async(&mut store.conn()).await?;
-            ids
+        pipe.zrevrange_withscores(index, start.min(isize::MAX as usize) as isize, stop);
+        let entries: Vec<(String, f64)> = if checked {
+            let (entries,): (Vec<(String, f64)>,) = pipe.query_async(&mut store.conn()).await?;
+            entries
         } else {
-            let (built, indexed, ids): (Option<String>, usize, Vec<String>) =
+            let (built, indexed, entries): (Option<String>, usize, Vec<(String, f64)>) =
                 pipe.query_async(&mut store.conn()).await?;
             checked = true;
             if built.as_deref() != Some(INDEX_VERSION) {
@@ -1031,37 +1239,70 @@ async fn listed_threads(
             if filter.offset >= indexed {
                 return Ok(Vec::new());
             }
-            ids
+            entries
         };
-        start += ids.len();
-        let end = ids.len() < chunk;
-        let threads = threads_by_id(store, &ids).await?;
+        start += entries.len();
+        let end = entries.len() < chunk;
+        let ids: Vec<String> = entries.iter().map(|(id, _)| id.clone()).collect();
+        let read = index_entries(store, &ids, filter.by_endorsements).await?;
         seen.authors
             .load(
                 store,
-                threads
-                    .iter()
-                    .map(|t| (field(t, "authorKind"), field(t, "author"))),
+                read.iter()
+                    .map(|e| (field(&e.thread, "authorKind"), field(&e.thread, "author"))),
             )
             .await?;
         if filter.level.is_some() {
             // A level filter lists only levels the caller may read.
-            let refs: Vec<LevelRef> = threads.iter().map(level_ref).collect();
+            let refs: Vec<LevelRef> = read.iter().map(|e| level_ref(&e.thread)).collect();
             readable_revisions(store, &refs, &caller.name, &mut seen.levels).await?;
         }
-        for t in threads {
+        let mut listable = Vec::with_capacity(read.len());
+        for e in read {
+            let t = &e.thread;
             let (blocked, _) = seen
                 .authors
-                .get(store, field(&t, "authorKind"), field(&t, "author"))
+                .get(store, field(t, "authorKind"), field(t, "author"))
                 .await?;
             let readable = filter.level.is_none()
-                || seen.levels.get(&level_ref(&t)).is_some_and(Option::is_some);
-            if !blocked && readable && field(&t, "withdrawn") != "1" {
-                if listed >= filter.offset && listed < want {
-                    out.push(t);
-                }
-                listed += 1;
+                || seen.levels.get(&level_ref(t)).is_some_and(Option::is_some);
+            if !blocked && readable && field(t, "withdrawn") != "1" {
+                listable.push(e);
             }
+        }
+        let shown = shown_activity(store, &listable, &mut seen.authors).await?;
+        for (e, at) in listable.into_iter().zip(shown) {
+            // No post agents see: not even the first, which the index judged a moment ago.
+            let Some(at) = at else { continue };
+            let rank = Rank {
+                score: rank_score(filter.by_endorsements, e.endorsements, at),
+                id: field(&e.thread, "threadId").to_string(),
+            };
+            held.push(Held {
+                rank,
+                thread: e.thread,
+            });
+        }
+        // Every entry not read yet ranks below the last one read.
+        let bound = entries.last().map(|(id, score)| Rank {
+            score: *score,
+            id: id.clone(),
+        });
+        while listed < want {
+            let placeable = match (held.peek(), &bound) {
+                (None, _) => false,
+                (Some(_), _) if end => true,
+                (Some(top), Some(bound)) => top.rank >= *bound,
+                (Some(_), None) => true,
+            };
+            if !placeable {
+                break;
+            }
+            let Some(next) = held.pop() else { break };
+            if listed >= filter.offset {
+                out.push(next.thread);
+            }
+            listed += 1;
         }
         if end {
             break;
@@ -1102,17 +1343,25 @@ pub async fn list_threads_scan(
         readable_revisions(store, &refs, &caller.name, &mut seen.levels).await?;
         threads.retain(|t| seen.levels.get(&level_ref(t)).is_some_and(Option::is_some));
     }
-    if filter.by_endorsements && !threads.is_empty() {
-        let mut pipe = redis::pipe();
-        for t in &threads {
-            pipe.scard(keys::board_thread_endorsers(store, field(t, "threadId")));
-        }
-        let counts: Vec<usize> = pipe.query_async(&mut store.conn()).await?;
-        let mut counted: Vec<(usize, Fields)> = counts.into_iter().zip(threads).collect();
-        // Stable: equal endorsements keep the newest activity first.
-        counted.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
-        threads = counted.into_iter().map(|(_, t)| t).collect();
-    }
+    // In the order of what agents see: the last post they see (the `lastPostAt` shown),
+    // under the endorsements when listed by them, then the id (as Redis breaks ties).
+    let views = thread_views(store, &threads, &caller.name, &mut seen).await?;
+    let mut ranked: Vec<((usize, u64, String), Fields)> = threads
+        .into_iter()
+        .zip(views)
+        .filter_map(|(t, view)| {
+            let (view, posts) = view?;
+            let at = field(posts.last()?, "createdAtMs").parse().unwrap_or(0);
+            let endorsements = if filter.by_endorsements {
+                view.endorsements
+            } else {
+                0
+            };
+            Some(((endorsements, at, view.thread_id), t))
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.0.cmp(&a.0));
+    let threads: Vec<Fields> = ranked.into_iter().map(|(_, t)| t).collect();
     let more = filter.offset.saturating_add(THREAD_PAGE) < threads.len();
     let page = threads
         .into_iter()
@@ -1324,9 +1573,21 @@ pub async fn write_post(
     let (threads, posts) = match written {
         BoardWritten::Written { threads, posts } => (threads, posts),
         BoardWritten::ThreadLimit => {
-            return Err(quota_error("new board threads", THREADS_PER_DAY, now))
+            return Err(quota_error(
+                "new board threads",
+                "board_threads",
+                THREADS_PER_DAY,
+                now,
+            ))
         }
-        BoardWritten::PostLimit => return Err(quota_error("board posts", POSTS_PER_DAY, now)),
+        BoardWritten::PostLimit => {
+            return Err(quota_error(
+                "board posts",
+                "board_posts",
+                POSTS_PER_DAY,
+                now,
+            ))
+        }
         BoardWritten::NoThread => return Err(no_thread(&thread_id)),
         BoardWritten::Moved => return Err(moved(&thread_id)),
     };
@@ -1408,6 +1669,7 @@ pub async fn endorse_thread(
     match endorsed {
         Endorsed::DailyLimit => Err(quota_error(
             "endorsements (taking one back frees room)",
+            "board_endorsements",
             ENDORSEMENTS_PER_DAY,
             now,
         )),

@@ -63,14 +63,14 @@ pub async fn contact_admin(
             "messageId": id,
             "messagesLeftToday": (PER_DAY - today).max(0),
         })),
-        ContactSent::DailyLimit => Err(quota_error("messages to the operator", PER_DAY, now)),
+        ContactSent::DailyLimit => Err(quota_error("messages to the operator", "contact_messages", PER_DAY, now)),
         ContactSent::UnreadCap => Err(ToolError::new(
             ErrorCode::Quota,
             format!("you have {MAX_UNREAD} unread messages waiting for the operator; wait until they are read"),
         )
         .with("retryAfterSeconds", 3600)
         .with("scope", "owner")
-        .with("limit", MAX_UNREAD)),
+        .with("limit", "contact_unread")),
     }
 }
 

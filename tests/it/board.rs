@@ -29,6 +29,30 @@ async fn new_thread(app: &TestApp, key: &str, title: &str) -> Value {
     )
 }
 
+/// `n` idea threads titled `<title> <i>` by the operator (who has no daily limits), for agents
+/// to endorse and page through; their ids, oldest first.
+pub async fn operator_threads(app: &TestApp, n: usize, title: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let w = horst_gateway::board::write_post(
+            &app.store,
+            horst_gateway::board::Writer::Operator("olga"),
+            None,
+            Some(horst_gateway::board::NewThread {
+                kind: "idea",
+                title: format!("{title} {i}"),
+                level: None,
+                revision_id: None,
+            }),
+            "from the operator",
+        )
+        .await
+        .unwrap();
+        ids.push(w.thread_id);
+    }
+    ids
+}
+
 /// A stored revision `id` of level `name` (as a submission leaves it), optionally promoted.
 async fn fake_revision(app: &TestApp, id: &str, name: &str, owner: &str, state: &str) {
     let s = &app.store;
@@ -260,6 +284,116 @@ async fn last_post_at_is_the_last_post_agents_see() {
         .await
         .unwrap();
     assert_eq!(rows[0]["lastPostAt"], op_posts[2]["createdAt"]);
+}
+
+/// The listing orders threads by the `lastPostAt` it shows: a reply agents cannot see (withdrawn,
+/// hidden, or by an author blocked now) neither dates the thread nor lifts it above threads
+/// with later visible posts, in either order (`sort` recent or endorsed), and unblocking
+/// lifts it again. Three idea threads `old`, `mid`, `new`, then a reply to `old`.
+#[tokio::test]
+async fn listing_order_follows_the_last_post_agents_see() {
+    let app = board_app().await;
+    let a = app.agent_key("anna", 0).await;
+    let b = app.agent_key("bert", 0).await;
+    let c = app.agent_key("carl", 0).await;
+    // Distinct milliseconds for every write (ordering, not speed: ties fall back to ids).
+    let pause = || tokio::time::sleep(std::time::Duration::from_millis(3));
+    let mut ids = Vec::new();
+    for title in ["old", "mid", "new"] {
+        ids.push(new_thread(&app, &a, title).await["threadId"].clone());
+        pause().await;
+    }
+    let reply = |key: String| {
+        let (app, id) = (&app, ids[0].clone());
+        async move {
+            pause().await;
+            let r = app
+                .call(
+                    "write_post",
+                    json!({"threadId": id, "body": "late"}),
+                    Some(&key),
+                )
+                .await;
+            ok_result(&r)["postId"].as_str().unwrap().to_string()
+        }
+    };
+    let titles = |sort: &'static str| {
+        let app = &app;
+        let a = a.clone();
+        async move {
+            let list = ok_result(
+                &app.call("list_threads", json!({"sort": sort}), Some(&a))
+                    .await,
+            );
+            let items = list["items"].as_array().unwrap().clone();
+            let at: Vec<&str> = items
+                .iter()
+                .map(|t| t["lastPostAt"].as_str().unwrap())
+                .collect();
+            let mut sorted = at.clone();
+            sorted.sort_by(|x, y| y.cmp(x));
+            assert_eq!(at, sorted, "{sort}: listed by the lastPostAt shown");
+            items
+                .iter()
+                .map(|t| t["title"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+    let both = || async {
+        let recent = titles("recent").await;
+        assert_eq!(recent, titles("endorsed").await);
+        recent
+    };
+    assert_eq!(both().await, ["new", "mid", "old"]);
+
+    let withdrawn = reply(b.clone()).await;
+    assert_eq!(both().await, ["old", "new", "mid"]);
+    ok_result(
+        &app.call("withdraw_post", json!({"postId": withdrawn}), Some(&b))
+            .await,
+    );
+    assert_eq!(both().await, ["new", "mid", "old"], "a withdrawn reply");
+
+    let hidden = reply(b.clone()).await;
+    horst_gateway::board::set_post_hidden(&app.store, &hidden, true)
+        .await
+        .unwrap();
+    assert_eq!(both().await, ["new", "mid", "old"], "a hidden reply");
+
+    reply(c.clone()).await;
+    let carl = horst_gateway::keys::account(&app.store, "carl");
+    let _: () = app.store.conn().hset(&carl, "blocked", "1").await.unwrap();
+    assert_eq!(
+        both().await,
+        ["new", "mid", "old"],
+        "a blocked author's reply"
+    );
+    let _: () = app.store.conn().hset(&carl, "blocked", "0").await.unwrap();
+    assert_eq!(both().await, ["old", "new", "mid"], "unblocked");
+
+    // Past the first page: 21 more threads after carl's reply, then a hidden reply to `old`,
+    // which lifts it above them all in the index; listed by what agents see (carl's reply),
+    // it sorts below them, on the second page. (By the operator: anna may start 5 a day.)
+    operator_threads(&app, 21, "more").await;
+    pause().await;
+    let hidden = reply(b.clone()).await;
+    horst_gateway::board::set_post_hidden(&app.store, &hidden, true)
+        .await
+        .unwrap();
+    let first = titles("recent").await;
+    assert_eq!(first.len(), 20);
+    assert!(!first.contains(&"old".to_string()), "{first:?}");
+    let next = ok_result(
+        &app.call("list_threads", json!({"offset": 20}), Some(&a))
+            .await,
+    );
+    let rest: Vec<&str> = next["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(rest, ["more 0", "old", "new", "mid"]);
 }
 
 /// `get_level` by `revisionId` alone reads that revision, a Labor candidate too: the contract
@@ -2080,7 +2214,13 @@ async fn seed_random_board(app: &TestApp, rng: &mut Lcg, n: usize) {
         let status = rng.pick(&["open", "open", "planned", "done", "declined"]);
         let withdrawn = rng.below(10) == 0;
         let hidden = rng.below(8) == 0;
-        let at = (5_000 + rng.below(40)).to_string();
+        let first_at = 5_000 + rng.below(40);
+        let at = first_at.to_string();
+        // The reply: later or at the same time, by anyone (a blocked author too), now and then
+        // withdrawn or hidden, so the thread's activity is often a post agents do not see.
+        let reply_at = (first_at + rng.below(3) * rng.below(30)).to_string();
+        let reply_author = rng.pick(&["a0", "a1", "a2", "a3"]);
+        let reply_gone = rng.pick(&["", "", "", "withdrawn", "hidden"]);
         pipe.hset_multiple(
             horst_gateway::keys::board_thread(s, &id),
             &[
@@ -2093,15 +2233,21 @@ async fn seed_random_board(app: &TestApp, rng: &mut Lcg, n: usize) {
                 ("level", level),
                 ("revisionId", revision),
                 ("createdAtMs", &at),
-                ("lastPostAtMs", &at),
+                ("lastPostAtMs", &reply_at),
                 ("firstPostId", &first),
                 ("withdrawn", if withdrawn { "1" } else { "0" }),
             ],
         )
         .ignore();
-        for (post, who, kind, hidden) in [
-            (&first, author, author_kind, hidden),
-            (&reply, "a1", "agent", false),
+        for (post, who, kind, hidden, at) in [
+            (&first, author, author_kind, hidden, &at),
+            (
+                &reply,
+                reply_author,
+                "agent",
+                reply_gone == "hidden",
+                &reply_at,
+            ),
         ] {
             pipe.hset_multiple(
                 horst_gateway::keys::board_post(s, post),
@@ -2111,10 +2257,12 @@ async fn seed_random_board(app: &TestApp, rng: &mut Lcg, n: usize) {
                     ("author", who),
                     ("authorKind", kind),
                     ("body", "a post"),
-                    ("createdAtMs", &at),
+                    ("createdAtMs", at),
                     (
                         "withdrawn",
-                        if withdrawn && post == &first {
+                        if (withdrawn && post == &first)
+                            || (reply_gone == "withdrawn" && post == &reply)
+                        {
                             "1"
                         } else {
                             "0"
@@ -2134,10 +2282,33 @@ async fn seed_random_board(app: &TestApp, rng: &mut Lcg, n: usize) {
             )
             .ignore();
         }
-        pipe.zadd(horst_gateway::keys::board_threads(s), &id, &at)
+        pipe.zadd(horst_gateway::keys::board_threads(s), &id, &reply_at)
             .ignore();
     }
     let _: () = pipe.query_async(&mut s.conn()).await.unwrap();
+}
+
+/// A listing's items in the order of what they show: by endorsements (when listed by them),
+/// then by `lastPostAt`, both descending.
+fn assert_ordered_as_shown(
+    list: &horst_gateway::board::ThreadList,
+    by_endorsements: bool,
+    what: &str,
+) {
+    let keys: Vec<(usize, &str)> = list
+        .items
+        .iter()
+        .map(|t| {
+            let e = if by_endorsements { t.endorsements } else { 0 };
+            (e, t.last_post_at.as_str())
+        })
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(
+        keys, sorted,
+        "{what}: not in the order of the lastPostAt shown"
+    );
 }
 
 /// Every filter, order and a few offsets: the indexed `list_threads` answers exactly what
@@ -2186,10 +2357,9 @@ async fn assert_lists_match(app: &TestApp, callers: &[&str], when: &str) -> usiz
                             )
                             .await
                             .unwrap();
-                            assert_eq!(
-                                indexed, scanned,
-                                "{when}: {name} kind {kind:?} status {status:?} level {level:?} endorsements {by_endorsements} offset {offset}"
-                            );
+                            let what = format!("{when}: {name} kind {kind:?} status {status:?} level {level:?} endorsements {by_endorsements} offset {offset}");
+                            assert_ordered_as_shown(&indexed, by_endorsements, &what);
+                            assert_eq!(indexed, scanned, "{what}");
                             if offset == 0 {
                                 widest = widest.max(indexed.items.len());
                             }

@@ -478,7 +478,7 @@ async fn every_tool_answers_the_fields_the_contract_lists() {
 }
 
 /// Stores `n` Labor revisions of `owner` directly (as a won submission leaves them).
-async fn store_revisions(app: &TestApp, owner: &str, prefix: &str, n: usize) -> Vec<String> {
+pub async fn store_revisions(app: &TestApp, owner: &str, prefix: &str, n: usize) -> Vec<String> {
     let budgets = horst_gateway::revisions::Budgets {
         labor_candidates: 1_000,
         account_bytes: u64::MAX / 4,

@@ -31,6 +31,7 @@ mod failover;
 mod feasibility;
 pub mod game_api;
 mod game_e2e;
+mod gcv_board_probe;
 mod gcv_conformance_extra;
 mod gcv_contract_probe;
 mod health;
