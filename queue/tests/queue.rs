@@ -3432,15 +3432,11 @@ async fn a_call_of_admissions_that_failed_unclearly_leaves_none_queued_or_charge
     }
 }
 
-/// Completions sent while one is in flight go to Redis together (`complete_many.lua`), each
-/// as if alone: three slots' completions each record their job and claim the next one (a
-/// different one each, in their order), while a second completion of the first job in the
-/// same call is refused: nothing is recorded twice or claimed for it.
-#[tokio::test]
-async fn completions_sent_together_are_each_fenced_and_claim_in_turn() {
-    let s = setup_with(|q| q.queue.waiting_global = 20).await;
+/// `jobs` new jobs of as many accounts (their ids in order), and the first ones claimed by
+/// `slots` in turn.
+async fn queued_and_claimed(s: &Setup, jobs: usize, slots: &[&str]) -> (Vec<String>, Vec<Claim>) {
     let mut ids = Vec::new();
-    for i in 0..7 {
+    for i in 0..jobs {
         ids.push(
             s.new_job(spec(JobKind::Simulate, &format!("a{i}"), 1, "k"))
                 .await
@@ -3448,7 +3444,7 @@ async fn completions_sent_together_are_each_fenced_and_claim_in_turn() {
         );
     }
     let mut claims = Vec::new();
-    for slot in ["w/0", "w/1", "w/2", "w/3"] {
+    for slot in slots {
         claims.push(
             s.queue
                 .claim_slot(slot, Pool::General, false)
@@ -3457,40 +3453,46 @@ async fn completions_sent_together_are_each_fenced_and_claim_in_turn() {
                 .unwrap(),
         );
     }
+    (ids, claims)
+}
+
+/// Slot `slot` completes `claim` (won or lost) and claims its next job, in a task of its own:
+/// what the completion says, and the next job's id.
+fn spawn_completion(
+    queue: &Queue,
+    claim: &Claim,
+    slot: &'static str,
+    won_it: bool,
+) -> tokio::task::JoinHandle<Result<(Completion, Option<String>), QueueError>> {
+    let (q, c) = (queue.clone(), claim.clone());
+    tokio::spawn(async move {
+        q.complete_and_claim(
+            &c.record,
+            c.token,
+            Ok(won(won_it)),
+            (slot, Pool::General),
+            true,
+        )
+        .await
+        .map(|(done, next)| (done, next.map(|n| n.record.id)))
+    })
+}
+
+/// Completions sent while one is in flight go to Redis together (`complete_many.lua`), each
+/// as if alone: three slots' completions each record their job and claim the next one (a
+/// different one each, in their order), while a second completion of the first job in the
+/// same call is refused: nothing is recorded twice or claimed for it.
+#[tokio::test]
+async fn completions_sent_together_are_each_fenced_and_claim_in_turn() {
+    let s = setup_with(|q| q.queue.waiting_global = 20).await;
+    let (ids, claims) = queued_and_claimed(&s, 7, &["w/0", "w/1", "w/2", "w/3"]).await;
     let (calls_before, carried_before) = s.queue.completion_calls();
-    let again = claims[0].clone();
     let mut tasks: Vec<_> = claims[..3]
         .iter()
         .zip(["w/0", "w/1", "w/2"])
-        .map(|(c, slot)| {
-            let (q, c) = (s.queue.clone(), c.clone());
-            tokio::spawn(async move {
-                q.complete_and_claim(
-                    &c.record,
-                    c.token,
-                    Ok(won(true)),
-                    (slot, Pool::General),
-                    true,
-                )
-                .await
-                .map(|(done, next)| (done, next.map(|n| n.record.id)))
-            })
-        })
+        .map(|(c, slot)| spawn_completion(&s.queue, c, slot, true))
         .collect();
-    tasks.push({
-        let q = s.queue.clone();
-        tokio::spawn(async move {
-            q.complete_and_claim(
-                &again.record,
-                again.token,
-                Ok(won(false)),
-                ("w/3", Pool::General),
-                true,
-            )
-            .await
-            .map(|(done, next)| (done, next.map(|n| n.record.id)))
-        })
-    });
+    tasks.push(spawn_completion(&s.queue, &claims[0], "w/3", false));
     let mut answers = Vec::new();
     for t in tasks {
         answers.push(t.await.unwrap().unwrap());
@@ -3607,4 +3609,84 @@ async fn an_admission_that_reaches_redis_after_its_caller_gave_up_admits_nothing
         .admit_for_caller(spec(JobKind::Simulate, "bea", 1, "cut-2"))
         .await;
     assert!(is_new(&again), "{again:?}");
+}
+
+/// A process keeps two completion calls in the air at once and no more (`CallGroup`'s
+/// flights): with Redis holding every script (`CLIENT PAUSE WRITE`), a slot's completion is
+/// sent while another slot's is in the air, a third waits for one of them to land; once Redis
+/// runs them, each is fenced and claims its slot's next job in the order the calls were sent.
+/// With one flight (before) the second completion waited for the first's answer.
+#[tokio::test]
+async fn two_completion_calls_fly_at_once_and_claim_in_the_order_sent() {
+    let s = setup_with(|q| q.queue.waiting_global = 20).await;
+    let slots = ["w/0", "w/1", "w/2"];
+    let (ids, claims) = queued_and_claimed(&s, 6, &slots).await;
+    let mut raw = s.raw().await;
+    let (calls0, carried0) = s.queue.completion_calls();
+    let overlaps0 = s.queue.completion_overlaps();
+    let _: () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(10_000)
+        .arg("WRITE")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let blocked = |raw: &redis::aio::MultiplexedConnection| {
+        let mut raw = raw.clone();
+        async move {
+            let info: String = redis::cmd("INFO")
+                .arg("clients")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            info.lines()
+                .find_map(|l| l.strip_prefix("blocked_clients:"))
+                .and_then(|n| n.trim().parse::<u64>().ok())
+                .unwrap()
+        }
+    };
+    let mut tasks = Vec::new();
+    for (claim, slot) in claims.iter().zip(slots) {
+        tasks.push(spawn_completion(&s.queue, claim, slot, true));
+        // Each call is sent (the first reaches Redis and is held there) before the next starts.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while s.queue.completion_calls().0 - calls0 < tasks.len().min(2) as u64
+            || blocked(&raw).await == 0
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "completion {} was not sent: {:?} calls",
+                tasks.len(),
+                s.queue.completion_calls()
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    // A moment for a third flight, if there were one, to be sent too.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (calls, carried) = s.queue.completion_calls();
+    let overlaps = s.queue.completion_overlaps() - overlaps0;
+    let _: () = redis::cmd("CLIENT")
+        .arg("UNPAUSE")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(
+        (calls - calls0, carried - carried0, overlaps),
+        (2, 2, 1),
+        "two completions in the air at once, each alone, the third waiting"
+    );
+    let mut answers = Vec::new();
+    for t in tasks {
+        answers.push(t.await.unwrap().unwrap());
+    }
+    // The third went after one of the two landed; each claimed the next waiting job in turn.
+    assert_eq!(s.queue.completion_calls().0 - calls0, 3);
+    for (i, (done, next)) in answers.iter().enumerate() {
+        assert_eq!(*done, Completion::Recorded, "{answers:?}");
+        assert_eq!(next.as_deref(), Some(ids[3 + i].as_str()), "{answers:?}");
+        let r = s.queue.get(&ids[i]).await.unwrap().unwrap();
+        assert_eq!(r.state, JobState::Succeeded);
+    }
+    assert_eq!(s.queue.depth().await.unwrap().0, 0);
 }

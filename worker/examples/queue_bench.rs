@@ -176,6 +176,7 @@ async fn main() {
         let (calls0, carried0) = q.admission_calls();
         let (ccalls0, ccarried0) = q.completion_calls();
         let (lingered0, out0) = q.completion_lingers();
+        let overlaps0 = q.completion_overlaps();
         let start = Instant::now();
         let mut took = run_callers(&q, jobs, callers, "k").await;
         let done = took.len();
@@ -184,16 +185,18 @@ async fn main() {
         let (calls, carried) = q.admission_calls();
         let (ccalls, ccarried) = q.completion_calls();
         let (lingered, out) = q.completion_lingers();
+        let overlaps = q.completion_overlaps();
         took.sort_by(f64::total_cmp);
         println!(
-            "horst {workers} worker(s) x 4 slots: {done} jobs in {secs:.2} s = {:.0} jobs/s end to end, caller p50 {:.1} ms, Redis CPU {cpu:.1} µs a job, {:.2} admissions a call, {:.2} completions a call ({} of {} calls after a linger, {} ran out)",
+            "horst {workers} worker(s) x 4 slots: {done} jobs in {secs:.2} s = {:.0} jobs/s end to end, caller p50 {:.1} ms, Redis CPU {cpu:.1} µs a job, {:.2} admissions a call, {:.2} completions a call ({} of {} calls after a linger, {} ran out, {} sent while another was in the air)",
             done as f64 / secs,
             pct(&took, 0.5),
             (carried - carried0) as f64 / (calls - calls0).max(1) as f64,
             (ccarried - ccarried0) as f64 / (ccalls - ccalls0).max(1) as f64,
             lingered - lingered0,
             ccalls - ccalls0,
-            out - out0
+            out - out0,
+            overlaps - overlaps0
         );
         let _ = tx.send(true);
     }
