@@ -178,7 +178,7 @@ fn public_url(config: &Config, listen: &str) -> Arc<str> {
 }
 
 /// The whole API.
-pub fn router(state: AppState) -> Router {
+pub fn router(state: AppState) -> Served {
     // With `server.metrics_listen` set, /metrics is served only there.
     let ops = if state.config.server.metrics_listen.is_empty() {
         routes::health::router()
@@ -211,19 +211,52 @@ pub fn router(state: AppState) -> Router {
         ))
         .with_state(state);
     // A layer of a router runs after its routing has chosen a handler by method; the HEAD
-    // rule must change the method before, so it wraps the routed whole.
-    let probed = tower::ServiceBuilder::new()
-        .layer(axum::middleware::from_fn(methods::no_head_on_the_api))
-        .service(routed);
-    Router::new().fallback_service(probed)
+    // rule must change the method before, so the server runs it before the router.
+    Served {
+        router: routed,
+        head_rule: true,
+    }
 }
 
 /// Only the operational endpoints (/healthz, /readyz, /metrics): what a worker-only
 /// process serves so Prometheus can scrape its job metrics.
-pub fn ops_router(state: AppState) -> Router {
-    Router::new()
-        .merge(routes::health::router())
-        .with_state(state)
+pub fn ops_router(state: AppState) -> Served {
+    Served::plain(
+        Router::new()
+            .merge(routes::health::router())
+            .with_state(state),
+    )
+}
+
+/// What a listener serves: a router, and whether the API's HEAD rule
+/// (`methods::no_head_on_the_api`) runs before it. The rule must change the method before
+/// routing, so as a layer it needed a router of its own around the API's: every request paid
+/// that outer router's routing (two misses of an empty route table, its fallback's service
+/// copied) and two more boxed futures and a boxed copy of the service for the layer's `Next`.
+/// The server's connection runs the rule in the future it already has for every request.
+#[derive(Clone)]
+pub struct Served {
+    router: Router,
+    head_rule: bool,
+}
+
+impl Served {
+    /// `router` as it is, every method as it routes.
+    pub fn plain(router: Router) -> Served {
+        Served {
+            router,
+            head_rule: false,
+        }
+    }
+
+    /// The answer to `request`.
+    pub(crate) async fn answer(self, request: axum::extract::Request) -> axum::response::Response {
+        if self.head_rule {
+            methods::no_head_on_the_api(request, self.router).await
+        } else {
+            methods::route(self.router, request).await
+        }
+    }
 }
 
 /// Serves until `shutdown` resolves, then stops accepting and gives in-flight requests
@@ -259,7 +292,7 @@ pub async fn serve_router(
     let metrics = ConnectionMetrics::register(&Metrics::new());
     serve_with(
         listener,
-        router,
+        Served::plain(router),
         shutdown,
         grace,
         ConnectionLimits::default(),
@@ -272,7 +305,7 @@ pub async fn serve_router(
 /// (`server.rs`: our accept loop over hyper).
 pub async fn serve_with(
     listener: TcpListener,
-    router: Router,
+    router: Served,
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
     limits: ConnectionLimits,

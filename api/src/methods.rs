@@ -7,8 +7,9 @@
 
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use axum::Router;
+use tower::ServiceExt;
 
 use crate::{ApiCode, ApiError};
 
@@ -52,10 +53,11 @@ pub async fn not_allowed(method: Method, uri: Uri) -> Response {
 }
 
 /// Routes HEAD under `/api/` as a method no route takes, and keeps HEAD out of the API's
-/// `Allow` headers (axum lists it beside every GET).
-pub async fn no_head_on_the_api(mut request: Request, next: Next) -> Response {
+/// `Allow` headers (axum lists it beside every GET). Run by the server before `router`
+/// (`Served`), not as a layer.
+pub(crate) async fn no_head_on_the_api(mut request: Request, router: Router) -> Response {
     if !request.uri().path().starts_with("/api/") {
-        return next.run(request).await;
+        return route(router, request).await;
     }
     if request.method() == Method::HEAD {
         if let Ok(probe) = Method::from_bytes(HEAD_PROBE) {
@@ -63,11 +65,19 @@ pub async fn no_head_on_the_api(mut request: Request, next: Next) -> Response {
             request.extensions_mut().insert(AskedHead);
         }
     }
-    let mut response = next.run(request).await;
+    let mut response = route(router, request).await;
     if response.status() == StatusCode::METHOD_NOT_ALLOWED {
         without_head(&mut response);
     }
     response
+}
+
+/// `router`'s answer to `request`.
+pub(crate) async fn route(router: Router, request: Request) -> Response {
+    match router.oneshot(request).await {
+        Ok(r) => r,
+        Err(never) => match never {},
+    }
 }
 
 /// `Allow` without HEAD: `GET,HEAD` becomes `GET`.

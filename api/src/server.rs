@@ -38,7 +38,6 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::Request;
-use axum::Router;
 // `::ffff:1.2.3.4` counts as `1.2.3.4` for the connection caps, as for the burst limits.
 use horst_limits::canonical;
 use horst_telemetry::metrics::counter::Counter;
@@ -50,7 +49,8 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Notify};
-use tower::ServiceExt as _;
+
+use crate::Served;
 
 /// The connection limits and timeouts (`[server]`).
 #[derive(Debug, Clone)]
@@ -494,7 +494,7 @@ impl HttpBody for DeadlineBody {
 /// for the open connections to finish their exchange. (The grace period is the caller's.)
 pub(crate) async fn serve_connections(
     listener: TcpListener,
-    router: Router,
+    router: Served,
     shutdown: impl Future<Output = ()> + Send + 'static,
     limits: ConnectionLimits,
     metrics: ConnectionMetrics,
@@ -582,7 +582,7 @@ pub(crate) async fn serve_connections(
 async fn serve_one(
     stream: TcpStream,
     peer: SocketAddr,
-    router: Router,
+    router: Served,
     limits: Arc<ConnectionLimits>,
     metrics: ConnectionMetrics,
     drain: watch::Receiver<bool>,
@@ -597,7 +597,7 @@ async fn serve_one(
 async fn serve_io<S>(
     stream: S,
     peer: SocketAddr,
-    router: Router,
+    router: Served,
     limits: Arc<ConnectionLimits>,
     metrics: ConnectionMetrics,
     mut drain: watch::Receiver<bool>,
@@ -630,10 +630,7 @@ async fn serve_io<S>(
             req.extensions_mut().insert(ConnectInfo(peer));
             let router = router.clone();
             async move {
-                let response = match router.oneshot(req).await {
-                    Ok(r) => r,
-                    Err(never) => match never {},
-                };
+                let response = router.answer(req).await;
                 Ok::<_, Infallible>(response.map(|inner| TrackedBody {
                     inner,
                     _in_flight: in_flight,
@@ -796,7 +793,7 @@ mod tests {
     #[tokio::test]
     async fn a_client_that_never_reads_its_answer_is_closed() {
         use tokio::io::AsyncWriteExt;
-        let router = Router::new().route(
+        let router = axum::Router::new().route(
             "/big",
             axum::routing::get(|| async { vec![b'x'; 256 * 1024] }),
         );
@@ -811,7 +808,7 @@ mod tests {
         let served = tokio::spawn(serve_io(
             server,
             peer,
-            router,
+            crate::Served::plain(router),
             limits,
             metrics.clone(),
             drain,
