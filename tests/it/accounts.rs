@@ -179,6 +179,69 @@ async fn a_person_makes_at_most_twenty_keys_a_day() {
         .unwrap();
 }
 
+/// A key outlives the session and a password change: a session whose password was given
+/// more than five minutes ago (a browser left signed in, a stolen cookie) gives it again
+/// before it makes one, as `/admin` asks before it hands out a credential.
+#[tokio::test]
+async fn a_key_made_long_after_the_sign_in_asks_for_the_password_again() {
+    let app = accounts_app().await;
+    app.person("fuchs", PASSWORD).await;
+    let mut v = Visitor::new(&app);
+    assert_eq!(v.sign_in("fuchs", PASSWORD).await.status, 200);
+    // Within five minutes of the sign-in: no question.
+    assert_eq!(v.post("/api/account/keys", json!({})).await.status, 201);
+    app.store.set_clock_offset_ms(6 * 60 * 1000);
+    let r = v
+        .post("/api/account/keys", json!({ "label": "spät" }))
+        .await;
+    assert_eq!(
+        (r.status, r.body["code"].as_str()),
+        (403, Some("reauthenticate")),
+        "{}",
+        r.body
+    );
+    assert!(
+        r.body["error"].as_str().unwrap().contains("\"password\""),
+        "the refusal says how to answer it: {}",
+        r.body
+    );
+    let r = v
+        .post(
+            "/api/account/keys",
+            json!({ "label": "spät", "password": "falsch falsch" }),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.body["code"].as_str()),
+        (401, Some("invalid_credentials")),
+        "{}",
+        r.body
+    );
+    let keys = v.get("/api/account/keys").await;
+    assert_eq!(
+        keys.body["items"].as_array().unwrap().len(),
+        1,
+        "{}",
+        keys.body
+    );
+    let r = v
+        .post(
+            "/api/account/keys",
+            json!({ "label": "spät", "password": PASSWORD }),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    // The password given counts as a sign-in's for the next five minutes.
+    assert_eq!(v.post("/api/account/keys", json!({})).await.status, 201);
+    let trail = horst_operator::sign_ins(&app.store, 0, 20).await.unwrap();
+    let checks: Vec<_> = trail
+        .iter()
+        .filter(|e| e.detail["via"] == "key_create")
+        .map(|e| e.action.as_str())
+        .collect();
+    assert_eq!(checks.len(), 2, "both checks are in the trail: {trail:?}");
+}
+
 #[tokio::test]
 async fn sign_up_sign_in_keys_and_quotas() {
     let app = accounts_app().await;

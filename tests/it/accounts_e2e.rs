@@ -1523,3 +1523,59 @@ async fn signed_in_tab(
     .await;
     tab
 }
+
+/// A key made more than five minutes after the sign-in: the page shows a password field
+/// beside the label (the server said `reauthenticate`), a wrong password is said at the
+/// field, the right one makes the key, and the field goes away again.
+#[tokio::test]
+async fn a_late_key_asks_for_the_password_on_the_page() {
+    let app = web_app().await;
+    app.person("wanderer", PASSWORD).await;
+    let browser = launch().await;
+    let tab = signed_in_tab(&browser, &app, (390, 844)).await;
+    app.store.set_clock_offset_ms(6 * 60 * 1000);
+    fill(&tab, "#key-label", "Laptop").await;
+    click(&tab, "#create-key").await;
+    tab.wait_for(
+        "!document.getElementById('key-password-field').hidden && document.activeElement.id === 'key-password'",
+        "the password field, focused",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("document.getElementById('new-key').hidden").await,
+        Value::Bool(true),
+        "no key yet"
+    );
+    screenshot(&tab, "account-key-password-390").await;
+    fill(&tab, "#key-password", "falsch falsch").await;
+    click(&tab, "#create-key").await;
+    tab.wait_for(
+        "document.getElementById('key-password-error').textContent.includes('stimmt nicht')",
+        "the wrong password said at its field",
+        LONG,
+    )
+    .await;
+    fill(&tab, "#key-password", PASSWORD).await;
+    click(&tab, "#create-key").await;
+    tab.wait_for(
+        "!document.getElementById('new-key').hidden && document.getElementById('new-key-value').value.startsWith('gcv_')",
+        "the new key shown once",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("document.getElementById('key-password-field').hidden")
+            .await,
+        Value::Bool(true),
+        "the password field goes away with the key made"
+    );
+    assert_eq!(
+        tab.eval("document.getElementById('key-password').value")
+            .await,
+        Value::String(String::new()),
+        "the password is not kept in the page"
+    );
+    let errors = tab.errors.lock().unwrap().clone();
+    assert!(errors.is_empty(), "console errors {errors:#?}");
+}

@@ -374,8 +374,31 @@ onSubmit($("key-form"), async (ev) => {
   const label = ev.target.elements.label.value.trim();
   $("key-error").textContent = "";
   if (!fieldError("key-label", labelLimit.fits() ? "" : `Höchstens ${maxLabel} Zeichen.`)) return;
-  const res = await api("POST", "/api/account/keys", label ? { label } : {});
+  // Asked for only when the server said so (reauthenticate): the password is sent once, with
+  // this key, and the field goes away again.
+  const asking = !$("key-password-field").hidden;
+  const password = $("key-password").value;
+  if (asking && !fieldError("key-password", password ? "" : "Gib dein Passwort ein.")) {
+    $("key-password").focus();
+    return;
+  }
+  fieldError("key-password", "");
+  const body = label ? { label } : {};
+  if (asking) body.password = password;
+  const res = await api("POST", "/api/account/keys", body);
+  $("key-password").value = "";
+  if (res.body && res.body.code === "reauthenticate") {
+    $("key-password-field").hidden = false;
+    $("key-password").focus();
+    return;
+  }
+  if (res.body && res.body.code === "invalid_credentials") {
+    fieldError("key-password", "Das Passwort stimmt nicht.");
+    $("key-password").focus();
+    return;
+  }
   if (res.status === 201) {
+    $("key-password-field").hidden = true;
     ev.target.reset();
     $("new-key-value").value = res.body.key;
     $("mcp-command").value = mcpCommand(res.body.key);

@@ -255,7 +255,7 @@ pub(crate) async fn wait_for_sign_in_within(
 /// Records a checked credential: the sign-in limits count a failure (never a success) and
 /// the sign-in trail gets an entry with the address. `via`: `account`, `admin`,
 /// `admin_token` (the page), `admin_api` (a bearer token on the admin API), `rcadia`,
-/// `password_change`.
+/// `password_change`, `key_create`.
 pub(crate) async fn record_sign_in(
     state: &AppState,
     address: std::net::IpAddr,
@@ -590,10 +590,12 @@ async fn list_keys(State(state): State<AppState>, me: SignedIn) -> Result<Json<K
 #[serde(deny_unknown_fields)]
 struct NewKey {
     label: Option<String>,
+    /// The person's password, when the session's was given too long ago (`reauthenticate`).
+    password: Option<String>,
 }
 
 impl Expected for NewKey {
-    const EXPECTED: &'static str = "{\"label\": \"<up to 40 characters, optional>\"}";
+    const EXPECTED: &'static str = "{\"label\": \"<up to 40 characters, optional>\", \"password\": \"<yours; only when asked with reauthenticate>\"}";
 }
 
 #[derive(Deserialize)]
@@ -639,12 +641,44 @@ async fn change_password(
 /// write of the service. Four times the active keys: room to replace each a few times a day.
 const KEYS_PER_DAY: u32 = 20;
 
+/// A person makes an agent key on `/account`. A key outlives the session and a password
+/// change, so a session whose password was given more than
+/// [`web_sessions::REAUTH_WINDOW`](horst_identity::web_sessions::REAUTH_WINDOW) ago (a
+/// browser left signed in, a stolen cookie) must give it again: in the body, checked within
+/// the sign-in limits and recorded in the sign-in trail (`key_create`), after which the
+/// session counts as fresh again as an `/admin` confirmation does.
 async fn create_key(
     State(state): State<AppState>,
+    ClientAddr(address): ClientAddr,
     me: SignedIn,
     Json(body): Json<NewKey>,
 ) -> Result<Response, ApiError> {
     use horst_limits::{BurstError, Limit};
+    if !me.session.recently_authenticated() {
+        let Some(password) = body.password.as_deref() else {
+            return Err(ApiError::new(
+                ApiCode::Reauthenticate,
+                format!(
+                    "making an agent key needs your password again: it was last given more than {} minutes ago; send it as \"password\" in this request's body",
+                    horst_identity::web_sessions::REAUTH_WINDOW.as_secs() / 60
+                ),
+            ));
+        };
+        let (person, _) =
+            check_password(&state, address, &me.person.name, password, "key_create").await?;
+        if person.name != me.person.name {
+            return Err(ApiError::new(
+                ApiCode::InvalidCredentials,
+                "wrong name or password",
+            ));
+        }
+        if !horst_identity::web_sessions::confirm(&state.store, &me.session).await? {
+            return Err(ApiError::new(
+                ApiCode::Unauthorized,
+                "your session ended meanwhile (signed out, or the password changed); sign in again",
+            ));
+        }
+    }
     let per_day = Limit {
         name: "account_key_create",
         max: KEYS_PER_DAY,
