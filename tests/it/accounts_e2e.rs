@@ -1576,6 +1576,15 @@ async fn a_late_key_asks_for_the_password_on_the_page() {
         Value::String(String::new()),
         "the password is not kept in the page"
     );
-    let errors = tab.errors.lock().unwrap().clone();
+    // The browser logs the two refusals the page asked for (403, 401) as failed loads;
+    // nothing else may be said.
+    let errors: Vec<String> = tab
+        .errors
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| !(e.contains("\"source\":\"network\"") && e.contains("/api/account/keys")))
+        .cloned()
+        .collect();
     assert!(errors.is_empty(), "console errors {errors:#?}");
 }
