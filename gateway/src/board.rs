@@ -2015,6 +2015,15 @@ pub async fn operator_thread(store: &Store, thread_id: &str) -> Result<OperatorT
 mod tests {
     use super::*;
 
+    /// A listing ranks the threads it reads with the index script's arithmetic: the weight of
+    /// an endorsement is written in both, and they must not drift apart.
+    #[test]
+    fn the_listing_weighs_endorsements_as_the_index_script_does() {
+        let lua = include_str!("../lua/board_index.lua");
+        let line = format!("local ENDORSED_SPAN = {}", ENDORSED_SPAN as u64);
+        assert!(lua.contains(&line), "board_index.lua lacks `{line}`");
+    }
+
     #[test]
     fn utc_days() {
         // 2026-11-30T23:59:59.500Z

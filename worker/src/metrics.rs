@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use horst_queue::{JobKind, Queue};
+use horst_planner::UnresolvedReason;
+use horst_queue::{JobKind, JobState, Queue};
 use horst_telemetry::metrics::counter::Counter;
 use horst_telemetry::metrics::family::Family;
 use horst_telemetry::metrics::gauge::Gauge;
@@ -26,7 +27,11 @@ pub struct WorkerMetrics {
 /// `job_duration_seconds` (it ran, and answered `unresolved`), so without this an operator
 /// could not see that the budget is too small for the levels sent (or that someone is
 /// sending levels built to outgrow it).
-pub const UNRESOLVED_REASONS: [&str; 3] = ["time_limit", "memory_limit", "unreachable"];
+pub const UNRESOLVED_REASONS: [UnresolvedReason; 3] = [
+    UnresolvedReason::TimeLimit,
+    UnresolvedReason::MemoryLimit,
+    UnresolvedReason::Unreachable,
+];
 
 impl WorkerMetrics {
     pub fn register(metrics: &Metrics) -> Self {
@@ -54,7 +59,7 @@ impl WorkerMetrics {
             unresolved.clone(),
         );
         for reason in UNRESOLVED_REASONS {
-            drop(unresolved.get_or_create(&vec![("reason", reason.to_string())]));
+            drop(unresolved.get_or_create(&vec![("reason", reason.as_str().to_string())]));
         }
         metrics.register(
             "job_lease_expiries",
@@ -180,7 +185,7 @@ pub async fn sample_queue_gauges(
     );
     for kind in JobKind::ALL {
         for state in ENDED_STATES {
-            drop(ended_today.get_or_create(&ended_labels(kind.as_str(), state)));
+            drop(ended_today.get_or_create(&ended_labels(kind, state)));
         }
     }
     // Every lane and kind at zero until the first sample (and if Redis cannot be read yet).
@@ -230,11 +235,11 @@ pub async fn sample_queue_gauges(
                     let n = day
                         .finished
                         .get(kind.as_str())
-                        .and_then(|by| by.get(state))
+                        .and_then(|by| by.get(state.as_str()))
                         .copied()
                         .unwrap_or(0);
                     ended_today
-                        .get_or_create(&ended_labels(kind.as_str(), state))
+                        .get_or_create(&ended_labels(kind, state))
                         .set(n as i64);
                 }
             }
@@ -251,8 +256,11 @@ pub async fn sample_queue_gauges(
 }
 
 /// The final states `queue_jobs_ended_today` counts (`DayStats::finished`'s).
-const ENDED_STATES: [&str; 3] = ["succeeded", "failed", "cancelled"];
+const ENDED_STATES: [JobState; 3] = [JobState::Succeeded, JobState::Failed, JobState::Cancelled];
 
-fn ended_labels(kind: &str, state: &str) -> Labels {
-    vec![("kind", kind.to_string()), ("state", state.to_string())]
+fn ended_labels(kind: JobKind, state: JobState) -> Labels {
+    vec![
+        ("kind", kind.as_str().to_string()),
+        ("state", state.as_str().to_string()),
+    ]
 }
