@@ -642,11 +642,10 @@ async fn change_password(
 const KEYS_PER_DAY: u32 = 20;
 
 /// A person makes an agent key on `/account`. A key outlives the session and a password
-/// change, so a session whose password was given more than
-/// [`web_sessions::REAUTH_WINDOW`](horst_identity::web_sessions::REAUTH_WINDOW) ago (a
-/// browser left signed in, a stolen cookie) must give it again: in the body, checked within
-/// the sign-in limits and recorded in the sign-in trail (`key_create`), after which the
-/// session counts as fresh again as an `/admin` confirmation does.
+/// change, so a session whose password was given more than [`web_sessions::REAUTH_WINDOW`]
+/// ago (a browser left signed in, a stolen cookie) must give it again: in the body, checked
+/// within the sign-in limits and recorded in the sign-in trail (`key_create`), after which
+/// the session counts as fresh again as an `/admin` confirmation does.
 async fn create_key(
     State(state): State<AppState>,
     ClientAddr(address): ClientAddr,
@@ -660,7 +659,7 @@ async fn create_key(
                 ApiCode::Reauthenticate,
                 format!(
                     "making an agent key needs your password again: it was last given more than {} minutes ago; send it as \"password\" in this request's body",
-                    horst_identity::web_sessions::REAUTH_WINDOW.as_secs() / 60
+                    web_sessions::REAUTH_WINDOW.as_secs() / 60
                 ),
             ));
         };
@@ -672,7 +671,7 @@ async fn create_key(
                 "wrong name or password",
             ));
         }
-        if !horst_identity::web_sessions::confirm(&state.store, &me.session).await? {
+        if !web_sessions::confirm(&state.store, &me.session).await? {
             return Err(ApiError::new(
                 ApiCode::Unauthorized,
                 "your session ended meanwhile (signed out, or the password changed); sign in again",
