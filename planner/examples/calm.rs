@@ -13,7 +13,13 @@ fn main() {
         .unwrap_or(horst_planner::calm::CALM_TICKS);
     let text = std::fs::read_to_string(path).expect("read map");
     let map = horst_engine::parse_map(&text).unwrap_or_else(|r| panic!("{}", r.summary()));
-    let calm = horst_planner::calm::calm_route(&map, seed, budget, &|| false);
+    let calm = horst_planner::calm::calm_route(
+        &map,
+        seed,
+        budget,
+        horst_planner::calm::MAX_BYTES,
+        &|| false,
+    );
     eprintln!(
         "expanded {} stands, {} referee ticks",
         calm.expanded, calm.work_ticks

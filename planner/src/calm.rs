@@ -74,11 +74,18 @@ const WAITS: [u16; 3] = [20, 60, 180];
 /// map's 128 rows takes about 250).
 const REST_WITHIN: u32 = 400;
 
-/// The bytes the stands kept may take (each a `Sim`, `memory::sim_bytes`, and its steps): the
-/// search's own data may still be alive when this runs (it is part of finishing a win), so
-/// this stays a small part of the 512 MiB a job may hold. 64 MiB: tens of thousands of stands
-/// on most levels, about 3,900 on one with 4,096 crumbling tiles (16 KB a state).
-const MAX_BYTES: u64 = 64 << 20;
+/// The bytes the stands kept may take at most (each a `Sim`, `memory::sim_bytes`, and its
+/// steps): the search's own data may still be alive when this runs (it is part of finishing
+/// a win), so this stays a small part of what a job may hold: an eighth of its memory budget
+/// ([`max_bytes`]), 64 MiB of the default 512. 64 MiB: tens of thousands of stands on most
+/// levels, about 3,900 on one with 4,096 crumbling tiles (16 KB a state).
+pub const MAX_BYTES: u64 = 64 << 20;
+
+/// The bytes a calm search of a job with the memory budget `budget` (`None`: the default)
+/// may keep: an eighth of it, [`MAX_BYTES`] at most.
+pub fn max_bytes(budget: Option<u64>) -> u64 {
+    (budget.unwrap_or(crate::DEFAULT_MEMORY_BUDGET) / 8).min(MAX_BYTES)
+}
 
 /// Actions (engine/src/lib.rs `actions`): the move times four, plus one for the jump.
 const NONE: u8 = 4;
@@ -289,8 +296,15 @@ fn families(waits: bool) -> Vec<(bool, Vec<Vec<Step>>)> {
     out
 }
 
-/// Searches a calm route within `budget` referee ticks; `stop` is asked between expansions.
-pub fn calm_route(map: &Map, seed: u32, budget: u64, stop: &dyn Fn() -> bool) -> Calm {
+/// Searches a calm route within `budget` referee ticks and `max_bytes` of stands kept
+/// ([`max_bytes`]); `stop` is asked between expansions.
+pub fn calm_route(
+    map: &Map,
+    seed: u32,
+    budget: u64,
+    max_bytes: u64,
+    stop: &dyn Fn() -> bool,
+) -> Calm {
     let ctx = Ctx::new(map);
     let waits = map.entities().iter().any(|e| {
         use horst_engine::sim::palette::EntityKind;
@@ -301,7 +315,7 @@ pub fn calm_route(map: &Map, seed: u32, budget: u64, stop: &dyn Fn() -> bool) ->
     });
     let fams = families(waits);
     // Steps of a stand's moves: a few dozen bytes each, a few per stand.
-    let max_nodes = (MAX_BYTES / (crate::memory::sim_bytes(map) + 256)) as usize;
+    let max_nodes = (max_bytes / (crate::memory::sim_bytes(map) + 256)) as usize;
     let mut ticks: u64 = 0;
     let mut expanded: u64 = 0;
     let mut buf = Vec::new();
@@ -419,5 +433,18 @@ pub fn calm_route(map: &Map, seed: u32, budget: u64, stop: &dyn Fn() -> bool) ->
         steps: None,
         work_ticks: ticks,
         expanded,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A job given less memory gives its calm search less: an eighth, never above the cap.
+    #[test]
+    fn the_stands_kept_follow_the_jobs_memory_budget() {
+        assert_eq!(max_bytes(None), MAX_BYTES);
+        assert_eq!(max_bytes(Some(8 << 20)), 1 << 20);
+        assert_eq!(max_bytes(Some(4 << 30)), MAX_BYTES);
     }
 }

@@ -384,7 +384,13 @@ fn calmer(
         return (replay, ticks);
     }
     let stop = || req.cancel.load(Ordering::Relaxed);
-    let calm = crate::calm::calm_route(req.map, req.seed, search, &stop);
+    let calm = crate::calm::calm_route(
+        req.map,
+        req.seed,
+        search,
+        crate::calm::max_bytes(req.memory_budget_bytes),
+        &stop,
+    );
     let Some(steps) = calm.steps else {
         return (replay, ticks);
     };

@@ -607,8 +607,10 @@ fn the_calm_route_never_calls_a_tight_level_fair() {
 fn the_calm_route_is_the_same_on_every_call() {
     let map = load(&root().join("levels/probes/guest-lattice-many-routes.map"));
     let budget = horst_planner::calm::CALM_TICKS;
-    let one = horst_planner::calm::calm_route(&map, 1, budget, &|| false);
-    let two = horst_planner::calm::calm_route(&map, 1, budget, &|| false);
+    let one =
+        horst_planner::calm::calm_route(&map, 1, budget, horst_planner::calm::MAX_BYTES, &|| false);
+    let two =
+        horst_planner::calm::calm_route(&map, 1, budget, horst_planner::calm::MAX_BYTES, &|| false);
     assert_eq!(one, two);
     let steps = one.steps.expect("a calm route within the budget");
     // Past the budget by at most one stand's moves (about 300, each under 500 ticks).
