@@ -1018,3 +1018,36 @@ async fn the_overviews_facts_take_a_line_each_and_its_links_the_pages_blue() {
         tab.errors.lock().unwrap()
     );
 }
+
+/// The sign-in forms' buttons stand clear of the field above them (with no error shown they
+/// touched the password field, 0 px apart) at a phone's, a tablet's and a desktop's size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sign_in_buttons_stand_clear_of_their_fields() {
+    let (app, _worker) = crate::game_api::game_app().await;
+    let browser = crate::browser::launch().await;
+    let tab = crate::browser::Tab::open(&browser, &app.url("/admin")).await;
+    tab.wait_for(
+        "document.getElementById('signed-out') && !document.getElementById('signed-out').hidden",
+        "the operator sign-in",
+        LONG,
+    )
+    .await;
+    for (w, h) in [(390, 844), (768, 1024), (1440, 900)] {
+        settled_at(&tab, w, h).await;
+        let gaps = tab
+            .eval(
+                "[...document.querySelectorAll('#signed-out form')].map(f => \
+                 Math.round(f.querySelector('button[type=submit]').getBoundingClientRect().top \
+                 - [...f.querySelectorAll('input')].pop().getBoundingClientRect().bottom))",
+            )
+            .await;
+        let gaps: Vec<i64> = serde_json::from_value(gaps.clone()).expect("two forms");
+        assert_eq!(gaps.len(), 2, "{gaps:?}");
+        assert!(
+            gaps.iter().all(|g| *g >= 8),
+            "at {w}x{h} the sign-in buttons are {gaps:?} px below their fields (at least 8)"
+        );
+        tab.screenshot("admin", &format!("sign-in-{w}x{h}")).await;
+    }
+    browser.close().await;
+}

@@ -52,6 +52,60 @@ async fn fits_the_width(tab: &Tab, what: &str) {
     assert_eq!(v, json!(true), "{what} is wider than the screen");
 }
 
+/// What keeps a replay's step buttons (◀ ▶) from the thumb at a phone's size upright and
+/// sideways and a tablet's: on the page as it opens (at its top), each is whole on the screen
+/// and nothing lies over it; scrolled to the end, nothing of the page lies under them. On a
+/// narrow screen the side's panels go under the game, and the buttons sat under the whole of
+/// it (a long game's state: 480 px of it), a scroll away from the picture they step.
+pub(crate) async fn step_buttons_out_of_reach(tab: &Tab, what: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (w, h) in [(390u32, 844u32), (844, 390), (768, 1024)] {
+        tab.browser
+            .call(
+                Some(&tab.session),
+                "Emulation.setDeviceMetricsOverride",
+                json!({ "width": w, "height": h, "deviceScaleFactor": 1, "mobile": true }),
+            )
+            .await
+            .expect("the screen's size");
+        let v = tab
+            .eval(
+                "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => { scrollTo(0, 0); \
+                 const at = () => ['r-prev', 'r-next'].map(id => { const b = document.getElementById(id), r = b.getBoundingClientRect(); \
+                   const x = (r.left + r.right) / 2, y = (r.top + r.bottom) / 2; \
+                   return [id, r.top >= 0 && r.bottom <= innerHeight && r.left >= 0 && r.right <= innerWidth, \
+                     b.contains(document.elementFromPoint(x, y)), Math.round(r.top)]; }); \
+                 const top = at(); scrollTo(0, document.documentElement.scrollHeight); \
+                 const bar = document.getElementById('r-prev').parentElement.getBoundingClientRect(); \
+                 const ends = [...document.querySelectorAll('.play > aside > .panel:not([hidden]), #stage')] \
+                   .map(p => p.getBoundingClientRect().bottom); \
+                 const under = getComputedStyle(document.getElementById('r-prev').parentElement).position === 'fixed' \
+                   && Math.max(...ends) > bar.top + 0.5; \
+                 scrollTo(0, 0); r({ top, under }); })))",
+            )
+            .await;
+        for b in v["top"].as_array().into_iter().flatten() {
+            if b[1] != json!(true) {
+                problems.push(format!(
+                    "{what} at {w}x{h}: {} is not on the first screen (its top at {})",
+                    b[0], b[3]
+                ));
+            } else if b[2] != json!(true) {
+                problems.push(format!("{what} at {w}x{h}: something lies over {}", b[0]));
+            }
+        }
+        if v["under"] != json!(false) {
+            problems.push(format!(
+                "{what} at {w}x{h}: the page's end lies under the step buttons ({v})"
+            ));
+        }
+        tab.screenshot(SHOTS, &format!("{what}-steps-{w}x{h}").replace(' ', "-"))
+            .await;
+    }
+    tab.viewport(1280, 800).await;
+    problems
+}
+
 /// Two `horst play --seek` agents play `rounds` of `game`; their joined and result events.
 async fn series(house: &House, game: &str, rounds: &str, extra: &[&str]) -> Vec<Value> {
     let dir = tempfile::tempdir().unwrap();
@@ -572,6 +626,8 @@ async fn a_replay_cut_at_its_limit_ends_on_the_final_position_with_whole_move_nu
         fits_the_width(&tab, "the long replay").await;
         tab.screenshot(SHOTS, &format!("replay-cut-{w}x{h}")).await;
     }
+    let problems = step_buttons_out_of_reach(&tab, "the long replay").await;
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
     tab.close().await;
 }
 

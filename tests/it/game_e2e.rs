@@ -44,6 +44,24 @@ async fn viewport(tab: &Tab, width: u32, height: u32) {
     .await;
 }
 
+/// The tab as a device's screen of `w` x `h` (a phone's or a tablet's with `touch`: touch
+/// events, a coarse pointer); the screen's rectangle.
+async fn device(tab: &Tab, w: u32, h: u32, touch: bool) -> [f64; 4] {
+    call(
+        tab,
+        "Emulation.setTouchEmulationEnabled",
+        json!({ "enabled": touch, "maxTouchPoints": 5 }),
+    )
+    .await;
+    call(
+        tab,
+        "Emulation.setDeviceMetricsOverride",
+        json!({ "width": w, "height": h, "deviceScaleFactor": 1, "mobile": touch }),
+    )
+    .await;
+    [0.0, 0.0, w as f64, h as f64]
+}
+
 /// A fresh document each time (a URL that differs only in its fragment would not reload).
 async fn navigate(tab: &Tab, url: &str) {
     call(tab, "Page.navigate", json!({ "url": "about:blank" })).await;
@@ -836,7 +854,8 @@ async fn the_run_starts_at_the_first_input() {
         "Bereit"
     );
     assert_eq!(
-        tab.eval("document.getElementById('ready').hidden").await,
+        tab.eval("!document.getElementById('ready').checkVisibility({ visibilityProperty: true })")
+            .await,
         false
     );
     screenshot(&tab, "play-ready-1280x800").await;
@@ -859,7 +878,8 @@ async fn the_run_starts_at_the_first_input() {
     )
     .await;
     assert_eq!(
-        tab.eval("document.getElementById('ready').hidden").await,
+        tab.eval("!document.getElementById('ready').checkVisibility({ visibilityProperty: true })")
+            .await,
         true
     );
     no_errors(&tab, "the play stage in real time");
@@ -1563,20 +1583,8 @@ async fn a_phone_upright_and_sideways() {
     let murmel = promoted_id(&app, "murmeltiere").await;
     let browser = launch().await;
     let tab = wide_focused_tab(&browser).await;
-    call(
-        &tab,
-        "Emulation.setTouchEmulationEnabled",
-        json!({ "enabled": true, "maxTouchPoints": 5 }),
-    )
-    .await;
     for (w, h) in [(390u32, 844u32), (844, 390)] {
-        call(
-            &tab,
-            "Emulation.setDeviceMetricsOverride",
-            json!({ "width": w, "height": h, "deviceScaleFactor": 1, "mobile": true }),
-        )
-        .await;
-        let screen = [0.0, 0.0, w as f64, h as f64];
+        let screen = device(&tab, w, h, true).await;
         navigate(&tab, &app.url(&format!("/?test#spielen={murmel}"))).await;
         tab.wait_for(
             "window.horstTest && horstTest.state().mode === 'play' && document.activeElement && document.activeElement.tagName === 'CANVAS'",
@@ -1750,6 +1758,114 @@ async fn a_phone_upright_and_sideways() {
     );
     screenshot(&tab, "play-flat-won-1280x800").await;
     no_errors(&tab, "a phone upright and sideways");
+    browser.close().await;
+}
+
+/// The "Bereit" hint and the canvas as `[[left, top, right, bottom] of the hint, of the
+/// canvas], whether the hint shows`.
+const READY_AND_CANVAS: &str = "(() => { const b = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }; \
+  const h = document.getElementById('ready'); \
+  return [b(h), b(document.querySelector('canvas.screen')), h.checkVisibility({ visibilityProperty: true })]; })()";
+
+/// Every shipped level and a level two rows high, on the level page, at a phone's size upright
+/// and sideways, a tablet's and a laptop's: before the first input the "Bereit" hint is whole on
+/// the first screen and covers none of the canvas (over the canvas's bottom edge it hid the
+/// ground beside the bird on a phone); watching the replay, the buttons to play and to step
+/// and the scrubber are on the first screen with the canvas (a tablet's tall canvas pushed
+/// them under its edge).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ready_hint_and_the_replay_controls_leave_the_picture_alone_at_every_size() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let (_, levels) = get(&app, "/api/game/levels").await;
+    let mut ids: Vec<String> = levels["items"]
+        .as_array()
+        .expect("the levels")
+        .iter()
+        .map(|l| l["revisionId"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), horst_levels::BUILTIN.len(), "{levels}");
+    let key = app.agent_key("fuchs", 1).await;
+    let flat = submit(&app, &key, "flach").await;
+    tamper(&app, &flat, "map", FLAT_MAP).await;
+    ids.push(flat);
+    let browser = launch().await;
+    let tab = Tab::open(&browser, "about:blank").await;
+    let mut problems = Vec::new();
+    for (w, h, touch) in [
+        (390u32, 844u32, true),
+        (844, 390, true),
+        (768, 1024, true),
+        (1280, 800, false),
+    ] {
+        let screen = device(&tab, w, h, touch).await;
+        for (n, id) in ids.iter().enumerate() {
+            navigate(&tab, &app.url(&format!("/level/{id}?test"))).await;
+            tab.wait_for(
+                "window.horstTest && horstTest.state().mode === 'play' && horstTest.state().waiting",
+                "the level page's stage, waiting for the first input",
+                LONG,
+            )
+            .await;
+            tab.eval("scrollTo(0, 0); new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
+                .await;
+            let at = format!("{w}x{h}, level {}", n + 1);
+            let v = tab.eval(READY_AND_CANVAS).await;
+            let r = |i: usize| -> [f64; 4] {
+                serde_json::from_value(v[i].clone()).unwrap_or_else(|_| panic!("{at}: {v}"))
+            };
+            let (hint, canvas) = (r(0), r(1));
+            if v[2] != json!(true) {
+                problems.push(format!("{at}: the hint does not show"));
+            }
+            if !inside(hint, screen) {
+                problems.push(format!("{at}: the hint {hint:?} is not all on the screen"));
+            }
+            let across = hint[2].min(canvas[2]) - hint[0].max(canvas[0]);
+            let down = hint[3].min(canvas[3]) - hint[1].max(canvas[1]);
+            if across > 0.5 && down > 0.5 {
+                problems.push(format!(
+                    "{at}: the hint {hint:?} lies over the canvas {canvas:?}"
+                ));
+            }
+            if n == 0 {
+                screenshot(&tab, &format!("level-page-ready-{w}x{h}")).await;
+            }
+            // The replay, where the level has one.
+            let watch = tab
+                .eval("(b => b && !b.closest('[hidden]') && (b.click(), true))(document.querySelector('.mode[aria-pressed=\"false\"]'))")
+                .await;
+            if watch != json!(true) {
+                continue;
+            }
+            tab.wait_for(
+                "document.querySelector('#stage').dataset.mode === 'watch'",
+                "the level page's replay",
+                LONG,
+            )
+            .await;
+            tab.eval("scrollTo(0, 0); new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
+                .await;
+            for what in [
+                "canvas.screen",
+                "#watch-play",
+                "#watch-step",
+                "#watch-scrub",
+            ] {
+                let r = rect(&tab, what).await;
+                if !inside(r, screen) {
+                    problems.push(format!(
+                        "{at}, watching: {what} at {r:?} is off the first screen"
+                    ));
+                }
+            }
+            if n == 0 {
+                screenshot(&tab, &format!("level-page-watch-first-screen-{w}x{h}")).await;
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    no_errors(&tab, "the levels at every size");
     browser.close().await;
 }
 

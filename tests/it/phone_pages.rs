@@ -286,6 +286,7 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
         ("house-table", "/house/table.html"),
         ("chess", "/games/chess/"),
         ("rps", "/games/rps/"),
+        ("not-found", "/no-such-page"),
         ("watch-missing", "/watch/ses_00000000000000000000"),
     ] {
         go(&tab, &app.url(path)).await;
@@ -348,6 +349,17 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
             problems.push(format!(
                 "the {name} page's header is {header} px tall (at most 80)"
             ));
+        }
+        // The not-found page's ways on stand apart (the button and the link touched).
+        if name == "not-found" {
+            let gap = tab
+                .eval("(w => w[1].getBoundingClientRect().left - w[0].getBoundingClientRect().right)([...document.querySelectorAll('.ways a')])")
+                .await;
+            if gap.as_f64() < Some(8.0) {
+                problems.push(format!(
+                    "the not-found page's ways on are {gap} px apart (at least 8)"
+                ));
+            }
         }
         // The chess page before the first move says so in words (it showed a lone "-").
         if name == "chess" {

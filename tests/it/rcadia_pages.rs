@@ -683,6 +683,8 @@ async fn the_replay_steps_on_bare_arrow_keys_and_leaves_the_browsers_shortcuts_a
     );
     press(&tab, "ArrowRight", 39, 0).await;
     assert_eq!(tab.eval(frame).await, json!(1), "a bare → steps on");
+    let problems = crate::arena_pages::step_buttons_out_of_reach(&tab, "the rps replay").await;
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
     for (w, h) in [(1366, 768), (1920, 1080)] {
         tab.viewport(w, h).await;
         fits_the_width(&tab, "the replay").await;

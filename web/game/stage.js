@@ -143,8 +143,11 @@ export class Stage {
     this.canvas = el("canvas", { class: "screen", tabindex: "0", "aria-label": "Spielfeld", "aria-describedby": "controls-help" });
     this.ctx = this.canvas.getContext("2d");
     this.overlay = el("div", { class: "overlay", hidden: true, role: "dialog", "aria-modal": "false", "aria-labelledby": "overlay-title" });
-    // Before the first input the run waits: the clock starts with the player.
-    this.readyHint = el("p", { class: "ready-hint", id: "ready", hidden: true },
+    // Before the first input the run waits: the clock starts with the player. The hint has
+    // a line of its own under the canvas, never over the picture (over its bottom it hid the
+    // ground the bird stands on, on a phone at scale 1); when the run starts it turns
+    // invisible but keeps its line, so nothing under it (the touch pad under a thumb) moves.
+    this.readyHint = el("p", { class: "ready-hint", id: "ready", "aria-hidden": "true" },
       el("strong", { text: "Bereit" }), " – die Zeit läuft ab deiner ersten Taste.");
     this.wrap = el("div", { class: "screen-wrap" }, this.canvas, this.readyHint, this.overlay);
     this.side = el("div", { class: "side" });
@@ -281,6 +284,8 @@ export class Stage {
     this.root.dataset.mode = mode;
     if (mode === "play") this.restart();
     else this.startWatch();
+    // What has to fit under the canvas changed (the pad or the replay's controls).
+    this.resize();
   }
 
   newGame() {
@@ -332,14 +337,20 @@ export class Stage {
   /** Holds the run at its first tick until the player's first input. */
   wait() {
     this.waiting = true;
-    this.readyHint.hidden = false;
+    this.showReady(true);
+  }
+
+  /** Shows or hides the "Bereit" hint (game.css keeps its line either way). */
+  showReady(on) {
+    this.readyHint.classList.toggle("on", on);
+    this.readyHint.setAttribute("aria-hidden", String(!on));
   }
 
   /** The first input: the run (and its clock) starts. */
   go() {
     if (!this.waiting || this.mode !== "play") return;
     this.waiting = false;
-    this.readyHint.hidden = true;
+    this.showReady(false);
     this.acc = 0;
   }
 
@@ -459,7 +470,7 @@ export class Stage {
   startWatch() {
     this.hideOverlay();
     this.waiting = false;
-    this.readyHint.hidden = true;
+    this.showReady(false);
     this.tape = perTick(this.rev.replay);
     // Which of the replay's steps (an action held for some ticks) each tick belongs to.
     this.stepAt = new Uint16Array(this.tape.length);
@@ -691,7 +702,17 @@ export class Stage {
     const sideways = !this.embedded && typeof matchMedia === "function" && matchMedia(SIDEWAYS).matches;
     if (sideways) {
       const top = this.wrap.getBoundingClientRect().top + window.scrollY;
-      maxH = Math.max(96, Math.floor(window.innerHeight - top - 8));
+      maxH = Math.max(96, Math.floor(window.innerHeight - top - 8 - this.captionHeight()));
+    } else if (!this.embedded) {
+      // The side under the canvas (one column: a phone upright, a tablet): what the hands need
+      // at once (the touch pad, or the replay's buttons and scrubber) stays on the first
+      // screen with the canvas, whatever the level's size (a tablet's tall canvas put the
+      // replay's step button below the screen's edge).
+      const below = this.controlsBelow();
+      if (below > 0) {
+        const top = this.wrap.getBoundingClientRect().top + window.scrollY;
+        maxH = Math.min(maxH, Math.max(96, Math.floor(window.innerHeight - top - this.captionHeight() - below - 8)));
+      }
     }
     // About 26 tiles across on a wide screen, 12 on a phone; never so big that 8 rows of
     // the level (7 on a phone held sideways) do not fit.
@@ -710,6 +731,28 @@ export class Stage {
     this.canvas.style.height = `${h * s}px`;
     this.ctx.imageSmoothingEnabled = false;
     if (this.game) this.draw();
+  }
+
+  /** How far below the screen's frame (the canvas and its hint) the controls to play or step
+   *  end, when they are under it (0 when they are beside it): the touch pad while playing on a
+   *  touch screen, the play/step buttons and the scrubber while watching. */
+  controlsBelow() {
+    const wrap = this.wrap.getBoundingClientRect();
+    const side = this.side.getBoundingClientRect();
+    if (side.top < wrap.bottom - 1) return 0;
+    const pad = this.pad.offsetHeight ? this.pad : null;
+    const last = this.mode === "watch" ? this.scrub.parentElement : this.mode === "play" ? pad : null;
+    if (!last || !last.offsetHeight) return 0;
+    return Math.max(0, Math.ceil(last.getBoundingClientRect().bottom - wrap.bottom));
+  }
+
+  /** The height of the "Bereit" hint's line under the canvas, margins included (0 when it
+   *  takes none: while watching). */
+  captionHeight() {
+    const h = this.readyHint.offsetHeight;
+    if (!h) return 0;
+    const cs = getComputedStyle(this.readyHint);
+    return Math.ceil(h + parseFloat(cs.marginTop) + parseFloat(cs.marginBottom));
   }
 
   effects() {

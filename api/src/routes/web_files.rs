@@ -366,7 +366,7 @@ const NOT_FOUND_PAGE: &str = r#"<!doctype html>
 </head>
 <body>
 <header class="top">
-  <a class="brand" href="/">horst</a>
+  <p class="brand">horst</p>
   <nav aria-label="Pages">
     <a href="/">Game</a>
     <a href="/tables/">Tables</a>
