@@ -133,6 +133,29 @@ impl Client {
         v
     }
 
+    /// Keeps the table's host alive in the background, as a host's bridge does: long-polls
+    /// `pending-actions` and acknowledges what it got, until the task is aborted. For tests
+    /// that hold a table open longer than `sessions.host_gone_seconds` (a silent host's table
+    /// closes then) without playing it; on a loaded machine a page-by-page walk can.
+    pub fn keep_polling(&self, id: &str) -> tokio::task::JoinHandle<()> {
+        let (host, id) = (self.clone(), id.to_string());
+        tokio::spawn(async move {
+            let mut after = 0;
+            loop {
+                let (st, v) = host
+                    .get(&format!(
+                        "{BRIDGE}/{id}/pending-actions?after={after}&wait=20"
+                    ))
+                    .await;
+                if st == 200 {
+                    after = max_seq(&v, after);
+                } else {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+            }
+        })
+    }
+
     // ---- agent
 
     pub async fn join(&self, id: &str) -> Value {
