@@ -2321,23 +2321,48 @@ impl Queue {
     /// referee work either kind (from the announcements in `queue:slots`, each live until
     /// its own time). One small hash read; no scan of the workers' presence keys.
     pub async fn serves(&self, kind: JobKind) -> Result<bool, QueueError> {
+        Ok(self
+            .announced_slots()
+            .await?
+            .iter()
+            .any(|&(general, referee)| match Lane::of(kind) {
+                Lane::Planner => general > 0,
+                Lane::Referee => general + referee > 0,
+            }))
+    }
+
+    /// The live workers' slots as they announced them (`general`, `referee` per worker whose
+    /// announcement in `queue:slots` is still in its time).
+    async fn announced_slots(&self) -> Result<Vec<(u64, u64)>, QueueError> {
         let now = self.now_ms().await?;
         let slots: Vec<String> = redis::cmd("HVALS")
             .arg(keys::slots(&self.store))
             .query_async(&mut self.store.conn())
             .await?;
-        Ok(slots.iter().any(|v| {
-            let mut f = v.split(' ').map(|x| x.parse::<u64>().ok());
-            match (f.next().flatten(), f.next().flatten(), f.next().flatten()) {
-                (Some(general), Some(referee), Some(until)) if until > now => {
-                    match Lane::of(kind) {
-                        Lane::Planner => general > 0,
-                        Lane::Referee => general + referee > 0,
+        Ok(slots
+            .iter()
+            .filter_map(|v| {
+                let mut f = v.split(' ').map(|x| x.parse::<u64>().ok());
+                match (f.next().flatten(), f.next().flatten(), f.next().flatten()) {
+                    (Some(general), Some(referee), Some(until)) if until > now => {
+                        Some((general, referee))
                     }
+                    _ => None,
                 }
-                _ => false,
-            }
-        }))
+            })
+            .collect())
+    }
+
+    /// The workers that run jobs now and their slots (from their announcements, as
+    /// admission counts them), for the operator's queue view: with none, waiting jobs wait
+    /// for a worker to start.
+    pub async fn live_slots(&self) -> Result<LiveSlots, QueueError> {
+        let announced = self.announced_slots().await?;
+        Ok(LiveSlots {
+            workers: announced.len() as u64,
+            general: announced.iter().map(|s| s.0).sum(),
+            referee: announced.iter().map(|s| s.1).sum(),
+        })
     }
 
     /// Worker `id` stops claiming: its slots no longer count for admission.
@@ -2756,6 +2781,17 @@ impl Queue {
     pub fn delayed(&self) -> DelayedSet {
         DelayedSet::new(self.store.clone())
     }
+}
+
+/// The live workers and their slots ([`Queue::live_slots`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveSlots {
+    /// Workers whose announcement is live.
+    pub workers: u64,
+    /// Their general slots (either lane) and referee slots (referee work only).
+    pub general: u64,
+    pub referee: u64,
 }
 
 /// Waiting jobs by lane and by kind: (which, how many, age of the longest wait in ms).
