@@ -189,7 +189,22 @@ async fn job(app: &App, cmd: JobCommand) -> ExitCode {
                 .and_then(|row| {
                     serde_json::to_string_pretty(&row).map_err(horst_gateway::ToolError::internal)
                 }),
-            JobCommand::Cancel { id, reason } => {
+            JobCommand::Cancel {
+                account: Some(account),
+                reason,
+                ..
+            } => job_control::cancel_account_jobs(store, queue, &who(), &account, &reason)
+                .await
+                .map(|ids| {
+                    note!(
+                        "horst: {} job(s) of {} cancelled (queued ones dropped uncharged, running ones stopped and charged); their callers are told",
+                        ids.len(),
+                        account.trim()
+                    );
+                    ids.join("\n")
+                }),
+            JobCommand::Cancel { id, reason, .. } => {
+                let id = id.unwrap_or_default();
                 job_control::cancel_job(store, queue, &who(), &id, &reason)
                     .await
                     .map(|outcome| match outcome {
@@ -203,20 +218,10 @@ async fn job(app: &App, cmd: JobCommand) -> ExitCode {
     )
 }
 
-/// `horst admin queue`: the lanes, the running jobs and today's figures.
+/// `horst admin queue`: the lanes, the running jobs, the live workers' slots and today's
+/// figures.
 async fn queue_view(app: &App) -> Result<String, horst_gateway::ToolError> {
-    #[derive(serde::Serialize)]
-    struct QueueView {
-        lanes: Vec<horst_operator::jobs::LaneDepth>,
-        running: u64,
-        today: horst_queue::DayStats,
-    }
-    let q = app.queue();
-    let view = QueueView {
-        lanes: horst_operator::jobs::lanes(q).await?,
-        running: q.running_count().await?,
-        today: q.today().await?,
-    };
+    let view = horst_operator::jobs::queue_view(app.queue()).await?;
     serde_json::to_string_pretty(&view).map_err(horst_gateway::ToolError::internal)
 }
 
@@ -551,10 +556,15 @@ pub enum JobCommand {
     },
     /// Cancel a queued job (dropped, nothing charged) or a running one (stopped within
     /// 100 ms, stays charged). Its caller is told at once, with the reason. Audited.
+    /// With --account instead of an id: every job of that account waiting or running now.
+    #[command(group(clap::ArgGroup::new("which").required(true).args(["id", "account"])))]
     Cancel {
         /// The job's id (job_...), as `job list` shows it.
         #[arg(value_parser = id_arg)]
-        id: String,
+        id: Option<String>,
+        /// Every job of this account waiting or running now (each audited as job_cancel).
+        #[arg(long)]
+        account: Option<String>,
         /// Why; the job's caller reads it.
         #[arg(long)]
         reason: String,

@@ -24,18 +24,7 @@ pub async fn cancel_job(
     id: &str,
     reason: &str,
 ) -> Result<CancelOutcome, ToolError> {
-    let reason = reason.trim();
-    if reason.is_empty() {
-        return Err(ToolError::invalid(
-            "give a reason (--reason, or `reason` in the body): the job's caller is told it",
-        ));
-    }
-    if reason.chars().count() > REASON_MAX_CHARS {
-        return Err(ToolError::invalid(format!(
-            "the reason is longer than {REASON_MAX_CHARS} characters; shorten it"
-        )));
-    }
-    let reason = horst_gateway::text::clean_line(reason);
+    let reason = checked_reason(reason)?;
     let outcome = queue.cancel(id, &reason).await?;
     match outcome {
         CancelOutcome::Dropped | CancelOutcome::Stopped => {
@@ -68,6 +57,58 @@ pub async fn cancel_job(
             "no job {id} (finished jobs are kept for queue.job_retention_hours); check the id"
         ))),
     }
+}
+
+/// An operator's reason for a cancel, as its callers are told it: trimmed, not empty, at
+/// most [`REASON_MAX_CHARS`], one line of plain text.
+fn checked_reason(reason: &str) -> Result<String, ToolError> {
+    let reason = reason.trim();
+    if reason.is_empty() {
+        return Err(ToolError::invalid(
+            "give a reason (--reason, or `reason` in the body): the job's caller is told it",
+        ));
+    }
+    if reason.chars().count() > REASON_MAX_CHARS {
+        return Err(ToolError::invalid(format!(
+            "the reason is longer than {REASON_MAX_CHARS} characters; shorten it"
+        )));
+    }
+    Ok(horst_gateway::text::clean_line(reason))
+}
+
+/// Cancels every job of `account` waiting or running now, each as [`cancel_job`] does (and
+/// audited as `job_cancel`, with `reason`): an agent flooding the queue is stopped without
+/// blocking its account (it may call again; block it to stop it for good). Answers the ids
+/// cancelled, none when nothing of it waits or runs. A name that has no jobs and is no
+/// account is `not_found`, as in the listing; a job admitted just after the look is not
+/// cancelled (call again, or block the account).
+pub async fn cancel_account_jobs(
+    store: &Store,
+    queue: &Queue,
+    who: &str,
+    account: &str,
+    reason: &str,
+) -> Result<Vec<String>, ToolError> {
+    let reason = checked_reason(reason)?;
+    let account = account.trim();
+    known_account(queue, account).await?;
+    cancel_jobs_of(store, queue, who, account, &reason).await
+}
+
+/// `not_found` for a name with no jobs that no account has: a mistyped one, or an agent's
+/// display name rather than its account's name.
+async fn known_account(queue: &Queue, account: &str) -> Result<(), ToolError> {
+    if queue.job_ids_of(account, 0, 1).await?.1 == 0
+        && account != horst_gateway::checks::OPERATOR_ACCOUNT
+        && horst_identity::accounts::load_account(queue.store(), account)
+            .await?
+            .is_none()
+    {
+        return Err(ToolError::not_found(format!(
+            "no account {account}: names are lowercase, and an agent's is its handle (agent-0123abcd), not its display name; `horst admin account list --q TEXT` (GET /api/admin/accounts?q=TEXT) finds it"
+        )));
+    }
+    Ok(())
 }
 
 /// The reason the callers of a blocked account's cancelled jobs are told.
@@ -136,6 +177,10 @@ pub struct JobRow {
     pub ended_at_ms: Option<u64>,
     /// Admitted to started (or to now, while queued), ms.
     pub wait_ms: u64,
+    /// While queued: the jobs ahead of it in its lane, in turn order (accounts take turns,
+    /// [`place_in_lanes`]); the first of a lane has 0 ahead, and waits for a free slot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ahead: Option<u64>,
     pub worker: Option<String>,
     /// The id of the HTTP request that admitted it (`X-Request-Id`), as in the logs.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -172,6 +217,7 @@ impl JobRow {
             started_at_ms: r.started_at_ms,
             ended_at_ms: r.finished_at_ms,
             wait_ms: waited_until.saturating_sub(r.created_at_ms),
+            ahead: None,
             worker: r.worker.clone(),
             request_id: r.request_id.clone(),
             reserved_seconds: r.reserved_seconds,
@@ -273,7 +319,8 @@ pub async fn list_jobs(
         }
         newest_first(&mut rows);
         let total = rows.len();
-        let items: Vec<JobRow> = rows.into_iter().skip(offset).take(limit).collect();
+        let mut items: Vec<JobRow> = rows.into_iter().skip(offset).take(limit).collect();
+        place_in_lanes(queue, &mut items).await?;
         let next = offset.saturating_add(items.len());
         return Ok(JobPage {
             next_offset: (next < total && !items.is_empty()).then_some(next),
@@ -282,21 +329,12 @@ pub async fn list_jobs(
     };
     // A name with no jobs that no account has is a mistyped one, or a display name rather
     // than the account's name: it listed nothing, which read as "this account has no jobs".
-    if queue.job_ids_of(account, 0, 1).await?.1 == 0
-        && account != horst_gateway::checks::OPERATOR_ACCOUNT
-        && horst_identity::accounts::load_account(queue.store(), account)
-            .await?
-            .is_none()
-    {
-        return Err(ToolError::not_found(format!(
-            "no account {account}: names are lowercase, and an agent's is its handle (agent-0123abcd), not its display name; `horst admin account list --q TEXT` (GET /api/admin/accounts?q=TEXT) finds it"
-        )));
-    }
+    known_account(queue, account).await?;
     // An account's jobs: its index (newest first) is read in chunks from `offset` until the
     // page is full, the index ends, or SCAN_MAX records were read. Before, only the newest
     // 4 x limit were read and there was no offset: an account's older failures were out of
     // reach.
-    scan_pages(
+    let mut page = scan_pages(
         queue,
         Index::Account(account),
         offset,
@@ -304,7 +342,9 @@ pub async fn list_jobs(
         now,
         &selected,
     )
-    .await
+    .await?;
+    place_in_lanes(queue, &mut page.items).await?;
+    Ok(page)
 }
 
 /// The jobs waiting and running now in the order their pages show them: newest admission
@@ -412,7 +452,53 @@ pub async fn show_job(queue: &Queue, id: &str) -> Result<JobRow, ToolError> {
         .get(id)
         .await?
         .ok_or_else(|| ToolError::not_found(format!("no job {id}; check the id")))?;
-    Ok(JobRow::new(&r, queue.now_ms().await?))
+    let mut row = [JobRow::new(&r, queue.now_ms().await?)];
+    place_in_lanes(queue, &mut row).await?;
+    let [row] = row;
+    Ok(row)
+}
+
+/// Sets each queued row's `ahead`: its place in its lane, whose order is the turn order
+/// (each lane holds at most `queue.waiting_global` jobs: one read of a lane's ids). "Why is
+/// this job waiting?" has its answer there: jobs ahead of it, or (none ahead) no free slot.
+async fn place_in_lanes(queue: &Queue, rows: &mut [JobRow]) -> Result<(), ToolError> {
+    for lane in Lane::ALL {
+        if !rows
+            .iter()
+            .any(|r| r.state == JobState::Queued && r.lane == lane)
+        {
+            continue;
+        }
+        let ids = queue.lane_ids(lane).await?;
+        for row in rows
+            .iter_mut()
+            .filter(|r| r.state == JobState::Queued && r.lane == lane)
+        {
+            row.ahead = ids.iter().position(|id| *id == row.id).map(|i| i as u64);
+        }
+    }
+    Ok(())
+}
+
+/// The queue at a glance (`horst admin queue`, `GET /api/admin/queue`, the job view's card).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueView {
+    pub lanes: Vec<LaneDepth>,
+    pub running: u64,
+    /// The live workers and their slots: with none, waiting jobs wait for one to start.
+    pub slots: horst_queue::LiveSlots,
+    pub today: horst_queue::DayStats,
+}
+
+/// Each lane's depth, the running jobs, the live workers' slots and today's figures.
+pub async fn queue_view(queue: &Queue) -> Result<QueueView, ToolError> {
+    Ok(QueueView {
+        lanes: lanes(queue).await?,
+        running: queue.running_count().await?,
+        slots: queue.live_slots().await?,
+        today: queue.today().await?,
+    })
 }
 
 /// Each lane's depth and oldest wait.
@@ -460,6 +546,7 @@ mod tests {
             started_at_ms: None,
             ended_at_ms: None,
             wait_ms: 0,
+            ahead: None,
             worker: None,
             request_id: None,
             reserved_seconds: 5,

@@ -17,7 +17,7 @@
 //! | reap | anyone | expired lease: `failed`/`cancelled`, charge kept, never re-queued |
 //! | cancel (orphan) | anyone | a queued job whose caller's API process died: dropped, released |
 //! | detach | API | a caller answered `pending` at shutdown: its job no longer needs the process |
-//! | cancel / stop | operator | a queued job dropped (released) or a running one ended `cancelled` (charge kept) |
+//! | cancel / stop | operator | a queued job (or one handed to an idle slot not yet taken up) dropped (released), or a running one ended `cancelled` (charge kept) |
 //!
 //! Lanes and turns: planner work (`playtest`) and referee work (`simulate`, `submit`,
 //! `recheck`) wait in two lanes (`queue:lane:<lane>`, zsets scored by turn). A job's turn is
@@ -1840,7 +1840,7 @@ impl Queue {
             };
             match record.state {
                 JobState::Queued => {
-                    let msg = format!("{message}; it had not started and nothing was charged");
+                    let msg = format!("{message}; {NOT_STARTED}");
                     if self
                         .cancel_queued(id, JobState::Cancelled, FailureCode::Cancelled, &msg)
                         .await?
@@ -1854,8 +1854,16 @@ impl Queue {
                         record.charged_seconds
                     );
                     let failure = Failure::new(FailureCode::Cancelled, msg);
-                    if self.stop(id, &failure, JobState::Cancelled).await? == Abandoned::Failed {
-                        return Ok(CancelOutcome::Stopped);
+                    // Handed to an idle slot that had not taken it up yet, it never ran:
+                    // dropped as a queued job, with a queued job's message.
+                    let never_ran = format!("{message}; {NOT_STARTED}");
+                    match self
+                        .stop(id, &failure, JobState::Cancelled, &never_ran)
+                        .await?
+                    {
+                        scripts::Stopped::Done => return Ok(CancelOutcome::Stopped),
+                        scripts::Stopped::Dropped => return Ok(CancelOutcome::Dropped),
+                        scripts::Stopped::NotRunning | scripts::Stopped::PutBack => {}
                     }
                 }
                 state => return Ok(CancelOutcome::Finished(state)),
@@ -1868,13 +1876,16 @@ impl Queue {
     }
 
     /// Ends running job `id` now with `failure` in `state` (`Cancelled` or `Failed`), its
-    /// charge kept and its waiters and worker woken (`stop.lua`). False if it is not running.
+    /// charge kept and its waiters and worker woken (`stop.lua`). A job handed to an idle
+    /// slot that has not taken it up never ran: `Failed` puts it back in its lane,
+    /// `Cancelled` drops it uncharged with `never_ran` (the message, code `cancelled`).
     async fn stop(
         &self,
         id: &str,
         failure: &Failure,
         state: JobState,
-    ) -> Result<Abandoned, QueueError> {
+        never_ran: &str,
+    ) -> Result<scripts::Stopped, QueueError> {
         let failure =
             serde_json::to_string(failure).map_err(|e| QueueError::Store(e.to_string()))?;
         let names = self.job_names(id).await?;
@@ -1884,8 +1895,9 @@ impl Queue {
             .key(keys::fair(&self.store))
             .key(keys::lane(&self.store, names.lane.unwrap_or(Lane::Referee)))
             .key(keys::idle(&self.store, Pool::General))
-            .key(keys::idle(&self.store, Pool::Referee));
-        let stopped: scripts::Stopped = stop
+            .key(keys::idle(&self.store, Pool::Referee))
+            .key(self.idem_key(&names.account, &names.idem));
+        Ok(stop
             .arg(id)
             .arg(failure)
             .arg(self.settings.job_ttl_seconds())
@@ -1893,13 +1905,11 @@ impl Queue {
             .arg(&names.day)
             .arg(state.as_str())
             .arg(keys::new_channel(&self.store))
+            .arg(never_ran)
+            .arg(&names.account)
+            .arg(&names.idem)
             .run()
-            .await?;
-        Ok(match stopped {
-            scripts::Stopped::Done => Abandoned::Failed,
-            scripts::Stopped::NotRunning => Abandoned::NotRunning,
-            scripts::Stopped::PutBack => Abandoned::PutBack,
-        })
+            .await?)
     }
 
     /// The running jobs of a worker process (`horst up`'s child): those whose slot's name
@@ -1935,7 +1945,12 @@ impl Queue {
     /// slot had not taken up never ran: it waits again at its lane's front, uncharged, for
     /// another slot ([`Abandoned::PutBack`]).
     pub async fn fail_running(&self, id: &str, failure: &Failure) -> Result<Abandoned, QueueError> {
-        self.stop(id, failure, JobState::Failed).await
+        Ok(match self.stop(id, failure, JobState::Failed, "").await? {
+            scripts::Stopped::Done => Abandoned::Failed,
+            // `Dropped` is an operator's (`Cancelled`) alone; a failed hand-off is put back.
+            scripts::Stopped::PutBack | scripts::Stopped::Dropped => Abandoned::PutBack,
+            scripts::Stopped::NotRunning => Abandoned::NotRunning,
+        })
     }
 
     /// A guard for a blocking call: if the caller goes away (the handler's future is
@@ -2171,7 +2186,7 @@ impl Queue {
         let take_up = take_up.then_some(id.as_str());
         match self.taken_input(&fields, inline, take_up).await? {
             Taken::GivenBack => {
-                tracing::info!(job = %id, "a job handed to this slot was given back to its lane before the slot took it up (its worker was taken for dead); another claim runs it");
+                tracing::info!(job = %id, "a job handed to this slot was given back to its lane before the slot took it up (its worker was taken for dead; another claim runs it), or an operator cancelled it; the slot does not run it");
                 Ok(None)
             }
             Taken::Input(input) => {
@@ -2306,23 +2321,48 @@ impl Queue {
     /// referee work either kind (from the announcements in `queue:slots`, each live until
     /// its own time). One small hash read; no scan of the workers' presence keys.
     pub async fn serves(&self, kind: JobKind) -> Result<bool, QueueError> {
+        Ok(self
+            .announced_slots()
+            .await?
+            .iter()
+            .any(|&(general, referee)| match Lane::of(kind) {
+                Lane::Planner => general > 0,
+                Lane::Referee => general + referee > 0,
+            }))
+    }
+
+    /// The live workers' slots as they announced them (`general`, `referee` per worker whose
+    /// announcement in `queue:slots` is still in its time).
+    async fn announced_slots(&self) -> Result<Vec<(u64, u64)>, QueueError> {
         let now = self.now_ms().await?;
         let slots: Vec<String> = redis::cmd("HVALS")
             .arg(keys::slots(&self.store))
             .query_async(&mut self.store.conn())
             .await?;
-        Ok(slots.iter().any(|v| {
-            let mut f = v.split(' ').map(|x| x.parse::<u64>().ok());
-            match (f.next().flatten(), f.next().flatten(), f.next().flatten()) {
-                (Some(general), Some(referee), Some(until)) if until > now => {
-                    match Lane::of(kind) {
-                        Lane::Planner => general > 0,
-                        Lane::Referee => general + referee > 0,
+        Ok(slots
+            .iter()
+            .filter_map(|v| {
+                let mut f = v.split(' ').map(|x| x.parse::<u64>().ok());
+                match (f.next().flatten(), f.next().flatten(), f.next().flatten()) {
+                    (Some(general), Some(referee), Some(until)) if until > now => {
+                        Some((general, referee))
                     }
+                    _ => None,
                 }
-                _ => false,
-            }
-        }))
+            })
+            .collect())
+    }
+
+    /// The workers that run jobs now and their slots (from their announcements, as
+    /// admission counts them), for the operator's queue view: with none, waiting jobs wait
+    /// for a worker to start.
+    pub async fn live_slots(&self) -> Result<LiveSlots, QueueError> {
+        let announced = self.announced_slots().await?;
+        Ok(LiveSlots {
+            workers: announced.len() as u64,
+            general: announced.iter().map(|s| s.0).sum(),
+            referee: announced.iter().map(|s| s.1).sum(),
+        })
     }
 
     /// Worker `id` stops claiming: its slots no longer count for admission.
@@ -2743,6 +2783,17 @@ impl Queue {
     }
 }
 
+/// The live workers and their slots ([`Queue::live_slots`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveSlots {
+    /// Workers whose announcement is live.
+    pub workers: u64,
+    /// Their general slots (either lane) and referee slots (referee work only).
+    pub general: u64,
+    pub referee: u64,
+}
+
 /// Waiting jobs by lane and by kind: (which, how many, age of the longest wait in ms).
 #[derive(Debug, Clone, PartialEq)]
 pub struct WaitingGauges {
@@ -3012,11 +3063,16 @@ pub enum Abandoned {
     NotRunning,
 }
 
+/// The end of an operator's cancel message for a job that never ran: a queued one, or one
+/// handed to an idle slot that had not taken it up (stop.lua).
+const NOT_STARTED: &str = "it had not started and nothing was charged";
+
 /// What an operator's cancel did ([`Queue::cancel`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "outcome", content = "state")]
 pub enum CancelOutcome {
-    /// It was queued: dropped, nothing charged.
+    /// It had not started (queued, or handed to an idle slot that had not taken it up):
+    /// dropped, nothing charged.
     Dropped,
     /// It was running: ended `cancelled`, its charge kept; its worker stops within 100 ms.
     Stopped,

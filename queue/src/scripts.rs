@@ -91,7 +91,7 @@ pub(crate) static DETACH: Script<Applied> =
     queue_script(lua!("lua/detach.lua"), 1, 1, Writes::Durable).allowing_oom();
 /// `stop.lua`.
 pub(crate) static STOP: Script<Stopped> =
-    queue_script(lua!("lua/stop.lua"), 8, 7, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/stop.lua"), 9, 10, Writes::Durable).allowing_oom();
 /// `progress.lua`.
 pub(crate) static PROGRESS: Script<Applied> =
     queue_script(lua!("lua/progress.lua"), 1, 2, Writes::PrimaryOnly).allowing_oom();
@@ -487,6 +487,9 @@ pub(crate) enum Stopped {
     /// Its worker died before it took the job up (an admission's hand-off): the job waits
     /// again at its lane's front, uncharged.
     PutBack,
+    /// An operator's stop of a job handed to a slot that had not taken it up: it never ran,
+    /// and was dropped uncharged, as a queued job is.
+    Dropped,
 }
 
 impl FromRedisValue for Stopped {
@@ -495,6 +498,7 @@ impl FromRedisValue for Stopped {
             1 => Ok(Stopped::Done),
             0 => Ok(Stopped::NotRunning),
             2 => Ok(Stopped::PutBack),
+            3 => Ok(Stopped::Dropped),
             n => Err(unexpected("stop", &n)),
         }
     }

@@ -2113,6 +2113,24 @@ async fn a_replayed_call_is_answered_at_maxmemory() {
     s.new_job(spec(JobKind::Simulate, "b", 1, "k-new")).await;
 }
 
+/// A caller waiting for job `id` (up to 30 s), as a blocking call waits.
+fn waiting_caller(
+    queue: &Queue,
+    id: &str,
+) -> tokio::task::JoinHandle<Result<JobRecord, QueueError>> {
+    let (q, id) = (queue.clone(), id.to_string());
+    tokio::spawn(async move { q.wait(&id, Duration::from_secs(30)).await })
+}
+
+/// What the waiting caller was told, within 5 s.
+async fn told(waiter: tokio::task::JoinHandle<Result<JobRecord, QueueError>>) -> JobRecord {
+    tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .expect("the caller is told")
+        .unwrap()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn an_operator_cancels_a_queued_job_released_or_a_running_one_charged() {
     let s = setup_with(|_| {}).await;
@@ -2131,11 +2149,7 @@ async fn an_operator_cancels_a_queued_job_released_or_a_running_one_charged() {
 
     let job = s.new_job(spec(JobKind::Playtest, "b", 1, "k")).await;
     let claim = s.queue.claim("w/0").await.unwrap().unwrap();
-    let waiter = {
-        let q = s.queue.clone();
-        let id = job.id.clone();
-        tokio::spawn(async move { q.wait(&id, Duration::from_secs(30)).await })
-    };
+    let waiter = waiting_caller(&s.queue, &job.id);
     tokio::time::sleep(Duration::from_millis(100)).await;
     let mut worker_hears = s.queue.subscribe_done(&job.id);
     assert_eq!(
@@ -2146,11 +2160,7 @@ async fn an_operator_cancels_a_queued_job_released_or_a_running_one_charged() {
     tokio::time::timeout(Duration::from_millis(900), worker_hears.changed())
         .await
         .expect("the worker's wake-up");
-    let done = tokio::time::timeout(Duration::from_secs(5), waiter)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    let done = told(waiter).await;
     assert_eq!(done.state, JobState::Cancelled);
     assert!(done.failure.unwrap().message.contains("stays charged"));
     // Started work stays charged; the worker's late completion is refused.
@@ -2672,6 +2682,85 @@ async fn a_take_up_waits_for_the_replicas_and_runs_the_job_unacknowledged() {
         .await
         .unwrap();
     assert!(!handed, "the mark is taken off");
+}
+
+/// An operator's cancel in the window between an admission handing a job to an idle slot and
+/// the slot taking it up (the slot here is paused there: it has its wake-up and has not taken
+/// the job up) drops the job uncharged, as a queued one: nothing ran. Before, it ended
+/// `cancelled` "stopped while running" and stayed charged, with a start on its record. The
+/// slot's take-up afterwards finds the mark gone and runs nothing; a job taken up and then
+/// cancelled is stopped and stays charged, as before.
+#[tokio::test]
+async fn a_cancel_before_the_slot_takes_up_its_handed_job_charges_nothing() {
+    let s = setup_with(|_| {}).await;
+    let before = s.queue.remaining("ann", 1).await.unwrap();
+    let (job, message) = handed_to_idle_slot(&s).await;
+    let stored = s.queue.get(&job.id).await.unwrap().unwrap();
+    assert!(
+        stored.handed && stored.state == JobState::Running,
+        "{stored:?}"
+    );
+    let waiter = waiting_caller(&s.queue, &job.id);
+    assert_eq!(
+        s.queue.cancel(&job.id, "flooding").await.unwrap(),
+        CancelOutcome::Dropped
+    );
+    let done = told(waiter).await;
+    assert_eq!(done.state, JobState::Cancelled);
+    let f = done.failure.clone().unwrap();
+    assert_eq!(f.code, FailureCode::Cancelled);
+    assert!(
+        f.message.contains("flooding") && f.message.contains("nothing was charged"),
+        "{}",
+        f.message
+    );
+    assert_eq!(done.charged_seconds, 0, "{done:?}");
+    assert_eq!(done.started_at_ms, None, "it never started: {done:?}");
+    assert_eq!(done.worker, None, "{done:?}");
+    assert!(!done.handed);
+    assert_eq!(s.queue.running_count().await.unwrap(), 0);
+    assert_eq!(
+        s.queue.remaining("ann", 1).await.unwrap(),
+        before,
+        "the reservation and the day's count given back"
+    );
+    let today = s.queue.today().await.unwrap();
+    assert_eq!(today.seconds_charged, 0, "{today:?}");
+    assert_eq!(today.finished["simulate"].get("cancelled"), Some(&1));
+    // The slot, resumed, takes nothing up and runs nothing.
+    assert!(s.queue.handed("w/0", &message).await.unwrap().is_none());
+    assert_eq!(
+        s.queue.get(&job.id).await.unwrap().unwrap().state,
+        JobState::Cancelled
+    );
+    // Its idempotency key was forgotten, as a dropped queued job's: the same call is new.
+    // Handed again (the slot said it is idle again) and taken up this time, the job ran, and
+    // a cancel stops it charged.
+    let mut woken = s.queue.slot_wake("w/0");
+    assert!(!s.queue.idle("w/0", Pool::General).await.unwrap());
+    let again = s.new_job(spec(JobKind::Simulate, "ann", 1, "k")).await;
+    assert_ne!(again.id, job.id);
+    tokio::time::timeout(Duration::from_secs(10), woken.changed())
+        .await
+        .expect("the wake-up");
+    let claim = s
+        .queue
+        .handed("w/0", &woken.payload().unwrap())
+        .await
+        .unwrap()
+        .expect("taken up");
+    assert_eq!(claim.record.id, again.id);
+    assert_eq!(
+        s.queue.cancel(&again.id, "stuck").await.unwrap(),
+        CancelOutcome::Stopped
+    );
+    let r = s.queue.get(&again.id).await.unwrap().unwrap();
+    assert!(r.charged_seconds > 0, "{r:?}");
+    assert!(r.failure.unwrap().message.contains("stays charged"));
+    assert_eq!(
+        s.queue.today().await.unwrap().seconds_charged,
+        r.charged_seconds
+    );
 }
 
 /// The job waiting in the lanes (both), the lanes' count and the account's, as stored.

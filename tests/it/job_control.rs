@@ -1810,3 +1810,259 @@ async fn a_job_in_each_state_reads_well_on_a_phone() {
         tab.errors.lock().unwrap()
     );
 }
+
+/// An agent floods the queue while others wait; the operator sees the turns and why jobs
+/// wait in the view (each queued job's place in its lane, the live workers: none here), and
+/// cancels every job of that agent at once (`POST /api/admin/jobs/cancel`, each audited as
+/// `job_cancel`) without blocking it. Before, there was no such action: one cancel per job
+/// id, or a block of the account, and the view told neither the turn order nor that no
+/// worker was there to run anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_sees_the_turns_and_cancels_every_job_of_one_flooding_agent() {
+    let app = spawn_app_with(|c| {
+        c.gateway.admin_token = ADMIN_TOKEN.into();
+        c.queue.waiting_per_account = 3;
+    })
+    .await;
+    horst_operator::create_account(&app.store, "olga", "anna", 1)
+        .await
+        .unwrap();
+    let map = || crate::harness::LEVEL_MAP.to_string();
+    let spec = |account: &str, key: &str| JobSpec {
+        kind: JobKind::Playtest,
+        account: account.into(),
+        trust: 1,
+        idempotency_key: key.into(),
+        input: horst_queue::JobInput {
+            map: map(),
+            ..Default::default()
+        },
+    };
+    let new = |a: Admission| match a {
+        Admission::New(job) => job.id,
+        other => panic!("{other:?}"),
+    };
+    // No worker: everything waits. anna floods three, carl comes after her first.
+    let mut annas = Vec::new();
+    for key in ["a1", "a2", "a3"] {
+        annas.push(new(app.queue.admit(spec("anna", key)).await.unwrap()));
+    }
+    let carls = new(app.queue.admit(spec("carl", "c1")).await.unwrap());
+
+    let (status, q) = admin(&app, reqwest::Method::GET, "/api/admin/queue", None).await;
+    assert_eq!(status, 200, "{q}");
+    assert_eq!(
+        q["slots"],
+        json!({"workers": 0, "general": 0, "referee": 0}),
+        "{q}"
+    );
+    let (status, v) = admin(&app, reqwest::Method::GET, "/api/admin/jobs", None).await;
+    assert_eq!(status, 200, "{v}");
+    let ahead = |v: &Value, id: &str| {
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["id"] == id)
+            .unwrap_or_else(|| panic!("{id} in {v}"))["ahead"]
+            .clone()
+    };
+    // Accounts take turns: carl's job is second, ahead of anna's later ones.
+    assert_eq!(ahead(&v, &annas[0]), json!(0), "{v}");
+    assert_eq!(ahead(&v, &carls), json!(1), "{v}");
+    assert_eq!(ahead(&v, &annas[1]), json!(2), "{v}");
+    assert_eq!(ahead(&v, &annas[2]), json!(3), "{v}");
+    let (_, one) = admin(
+        &app,
+        reqwest::Method::GET,
+        &format!("/api/admin/jobs/{carls}"),
+        None,
+    )
+    .await;
+    assert_eq!(one["ahead"], json!(1), "{one}");
+
+    // Refusals change nothing: no reason, a name that is no account.
+    let cancel_all = |account: &str, reason: &str| {
+        admin(
+            &app,
+            reqwest::Method::POST,
+            "/api/admin/jobs/cancel",
+            Some(json!({"account": account, "reason": reason})),
+        )
+    };
+    let (status, v) = cancel_all("anna", "  ").await;
+    assert_eq!(
+        (status, v["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{v}"
+    );
+    let (status, v) = cancel_all("Anna Agent", "flooding").await;
+    assert_eq!(
+        (status, v["code"].as_str()),
+        (404, Some("not_found")),
+        "{v}"
+    );
+    assert!(v["error"].as_str().unwrap().contains("handle"), "{v}");
+    assert_eq!(app.queue.depth().await.unwrap().0, 4);
+
+    let (status, v) = cancel_all("anna", "flooding the queue").await;
+    assert_eq!(status, 200, "{v}");
+    let mut ids: Vec<String> = v["jobsCancelled"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|j| j.as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    let mut expected = annas.clone();
+    expected.sort();
+    assert_eq!(ids, expected, "{v}");
+    for id in &annas {
+        let r = app.queue.get(id).await.unwrap().unwrap();
+        assert_eq!(r.state, JobState::Cancelled, "{r:?}");
+        assert_eq!(r.charged_seconds, 0, "{r:?}");
+        assert!(
+            r.failure.unwrap().message.contains("flooding the queue"),
+            "the caller reads the reason"
+        );
+    }
+    let log = horst_operator::audit_log(&app.store, 0, 10).await.unwrap();
+    let mut audited: Vec<&str> = log
+        .iter()
+        .filter(|e| e.action == "job_cancel" && e.detail["reason"] == "flooding the queue")
+        .map(|e| e.target.as_str())
+        .collect();
+    audited.sort();
+    assert_eq!(audited, expected, "{log:?}");
+    // carl's job is untouched and next now; anna is not blocked: she may call again.
+    let (_, one) = admin(
+        &app,
+        reqwest::Method::GET,
+        &format!("/api/admin/jobs/{carls}"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (one["state"].as_str(), one["ahead"].clone()),
+        (Some("queued"), json!(0)),
+        "{one}"
+    );
+    new(app.queue.admit(spec("anna", "a4")).await.unwrap());
+    // Nothing of hers waits or runs any more but that one; a second cancel of none is fine.
+    let (status, v) = cancel_all("anna", "again").await;
+    assert_eq!(
+        (status, v["jobsCancelled"].as_array().map(Vec::len)),
+        (200, Some(1)),
+        "{v}"
+    );
+    let (status, v) = cancel_all("anna", "again").await;
+    assert_eq!(
+        (status, v["jobsCancelled"].as_array().map(Vec::len)),
+        (200, Some(0)),
+        "{v}"
+    );
+}
+
+/// On a phone, an account's job view shows each waiting job's place in its lane and a
+/// "Cancel all jobs of NAME" button on the screen that asks for a reason, then cancels every
+/// job of that account waiting or running now (and nobody else's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_job_views_cancel_all_of_an_account_works_on_a_phone() {
+    let app = spawn_app_with(|c| {
+        c.gateway.admin_token = ADMIN_TOKEN.into();
+        c.server.web_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/web").into();
+        c.queue.waiting_per_account = 2;
+    })
+    .await;
+    let mut annas = Vec::new();
+    for key in ["p1", "p2"] {
+        let spec = JobSpec {
+            kind: JobKind::Playtest,
+            account: "anna".into(),
+            trust: 1,
+            idempotency_key: key.into(),
+            input: horst_queue::JobInput {
+                map: crate::harness::LEVEL_MAP.into(),
+                ..Default::default()
+            },
+        };
+        match app.queue.admit(spec).await.unwrap() {
+            Admission::New(job) => annas.push(job.id),
+            other => panic!("{other:?}"),
+        }
+    }
+    let bobs = admit(
+        &app,
+        JobKind::Playtest,
+        "bob",
+        crate::harness::LEVEL_MAP.into(),
+    )
+    .await;
+    let long = Duration::from_secs(60);
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.viewport(390, 844).await;
+    tab.eval(
+        "document.querySelector('form.filters input[name=account]').value = 'anna'; \
+         document.querySelector('form.filters').requestSubmit()",
+    )
+    .await;
+    let button = "[...document.querySelectorAll('#view .bulk button.danger')].find((b) => b.textContent === 'Cancel all jobs of anna')";
+    tab.wait_for(
+        &format!(
+            "!!({button}) && document.getElementById('view').textContent.includes('next in the planner lane') \
+             && document.getElementById('view').textContent.includes('2 ahead in the planner lane')"
+        ),
+        "anna's jobs with their places and the button",
+        long,
+    )
+    .await;
+    let seen = tab
+        .eval(&format!(
+            "(() => {{ const r = ({button}).getBoundingClientRect(); \
+             return {{ left: r.left, right: r.right, height: r.height, screen: innerWidth, page: document.scrollingElement.scrollWidth }}; }})()"
+        ))
+        .await;
+    assert!(
+        seen["left"].as_f64().unwrap() >= 0.0
+            && seen["right"].as_f64() <= seen["screen"].as_f64()
+            && seen["page"].as_f64() <= seen["screen"].as_f64(),
+        "the button is off a 390 px screen, or the page scrolls sideways: {seen}"
+    );
+    tab.screenshot("admin", "jobs-cancel-all-390x844").await;
+    tab.eval(&format!("({button}).click()")).await;
+    tab.wait_for(
+        "!!document.querySelector('#view .bulk .confirm input')",
+        "the confirmation with its reason field",
+        long,
+    )
+    .await;
+    tab.eval(
+        "document.querySelector('#view .bulk .confirm input').value = 'flooding'; \
+         document.querySelector('#view .bulk [data-confirm]').click()",
+    )
+    .await;
+    tab.wait_for(
+        "document.body.textContent.includes('2 job(s) of anna cancelled')",
+        "the cancel said",
+        long,
+    )
+    .await;
+    for id in &annas {
+        let r = app.queue.get(id).await.unwrap().unwrap();
+        assert_eq!(r.state, JobState::Cancelled, "{r:?}");
+    }
+    let bob = app.queue.get(&bobs).await.unwrap().unwrap();
+    assert_eq!(bob.state, JobState::Queued, "{bob:?}");
+    let newest = horst_operator::audit_log(&app.store, 0, 2).await.unwrap();
+    assert!(
+        newest
+            .iter()
+            .all(|e| e.action == "job_cancel" && e.who.starts_with("page:olga")),
+        "{newest:?}"
+    );
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+}

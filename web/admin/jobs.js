@@ -97,15 +97,24 @@ function cancelCell(job) {
   const what = job.state === "running"
     ? `Stop job ${job.id} (${job.kind} of ${job.account}) now? It is running: its worker stops it within 100 ms, it stays charged, and its caller is told your reason.`
     : `Drop job ${job.id} (${job.kind} of ${job.account})? It has not started: nothing is charged, and its caller is told your reason.`;
-  const button = el("button", { type: "button", class: "danger" }, "Cancel job");
+  return cancelButton(holder, "Cancel job", what, "Yes, cancel it",
+    (reason) => api("POST", `/api/admin/jobs/${encodeURIComponent(job.id)}/cancel`, { reason }),
+    (body) => `Job ${job.id} cancelled (${body.outcome}).`);
+}
+
+/** A cancel button in `holder`: it asks (`what`) with a reason field, sends the reason
+ *  (`send`), says what was done (`done`, from the answer's body) or the refusal, and shows
+ *  the job view again. */
+function cancelButton(holder, label, what, yesLabel, send, done) {
+  const button = el("button", { type: "button", class: "danger" }, label);
   button.addEventListener("click", () => {
     const reason = el("input", { "aria-label": "Reason (the caller reads it)", required: true, maxlength: "500", placeholder: "Reason" });
-    confirmIn(holder, what, "Yes, cancel it", async () => {
+    confirmIn(holder, what, yesLabel, async () => {
       const text = reason.value.trim();
       if (!text) { notice("Give a reason: the job's caller is told it.", "error"); await jobs(); return; }
       const here = stillShown();
-      const res = await api("POST", `/api/admin/jobs/${encodeURIComponent(job.id)}/cancel`, { reason: text });
-      if (res.ok) notice(`Job ${job.id} cancelled (${res.body.outcome}).`, "ok");
+      const res = await send(text);
+      if (res.ok) notice(done(res.body), "ok");
       else notice(refusal(res), "error");
       if (here()) await jobs();
     });
@@ -114,6 +123,26 @@ function cancelCell(job) {
   });
   holder.append(button);
   return holder;
+}
+
+/** "Cancel all jobs of NAME": every job of the account waiting or running now (REST
+ *  `POST /api/admin/jobs/cancel`, each audited as job_cancel), beside its today card when
+ *  the list shows some of them waiting or running. */
+function cancelAllOf(account, items) {
+  const active = items.filter((j) => j.account === account && (j.state === "queued" || j.state === "running"));
+  if (active.length === 0) return null;
+  const holder = el("div", { class: "bulk" });
+  const running = active.filter((j) => j.state === "running").length;
+  const what = `Cancel every job of ${account} waiting or running now (${active.length} shown here)? Waiting ones are dropped uncharged, running ones (${running} shown) are stopped within 100 ms and stay charged; each caller is told your reason. The account can call again: block it to stop it for good.`;
+  return cancelButton(holder, `Cancel all jobs of ${account}`, what, "Yes, cancel them",
+    (reason) => api("POST", "/api/admin/jobs/cancel", { account, reason }),
+    (body) => `${body.jobsCancelled.length} job(s) of ${account} cancelled.`);
+}
+
+/** A queued job's place: the jobs ahead of it in its lane (turn order), or that it is next. */
+function placeText(j) {
+  if (j.state !== "queued" || j.ahead == null) return null;
+  return j.ahead === 0 ? `next in the ${j.lane} lane` : `${j.ahead} ahead in the ${j.lane} lane`;
 }
 
 /** One line of the Times cell: what happened, then when (the two may wrap apart, a time
@@ -130,6 +159,7 @@ function jobRow(j) {
   const times = el("td", { class: "times" }, el("div", {},
     timeLine("admitted", at(j.admittedAtMs)),
     j.waitMs != null ? timeLine("waited", el("span", { class: "nowrap" }, seconds(j.waitMs))) : null,
+    placeText(j) ? el("div", { class: "when place" }, placeText(j)) : null,
     j.startedAtMs != null ? timeLine("started", at(j.startedAtMs)) : null,
     j.worker ? timeLine("on", el("code", { class: "worker", title: j.worker }, j.worker)) : null,
     j.endedAtMs != null ? timeLine("ended", at(j.endedAtMs)) : null));
@@ -241,11 +271,18 @@ export async function jobs({ quiet = false } = {}) {
     : filter.account ? `Recent jobs of ${filter.account}.`
     : everyAccount ? `The ${filter.state} jobs of every account, newest end first.`
     : "Jobs waiting and running now (choose failed or cancelled for those of every account, give an account for all its recent ones, or a job's id).";
+  const slots = queue.body.slots;
+  // Why jobs wait: no worker (nothing runs them until one starts), or every slot busy.
+  const workers = !slots ? [] : [["Workers", slots.workers === 0
+    ? "none live: waiting jobs wait until a worker starts"
+    : `${slots.workers} live, ${slots.general} general and ${slots.referee} referee slots`]];
   const queueCard = el("div", { class: "card" }, el("h2", {}, "Queue"),
     kv([...lanes.map((l) => [`${l.lane} lane`, `${l.waiting} waiting, oldest ${seconds(l.oldestWaitMs)}`]),
-      ["Running", queue.body.running]]));
+      ["Running", queue.body.running], ...workers]));
+  const bulk = !filter.job && filter.account ? cancelAllOf(filter.account, items) : null;
   const live = [
     ...(!filter.job && list.body.accountToday ? [accountToday(list.body.accountToday)] : []),
+    ...(bulk ? [bulk] : []),
     el("p", { class: "muted" }, scope),
     missing ? el("p", { class: "error-text" }, missing) :
     items.length === 0 ? el("p", { class: "muted" }, nextOffset == null ? "No jobs." : "None on this page: the server looked through part of the jobs; Next looks further.") :

@@ -7,8 +7,8 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde::{Deserialize, Serialize};
 
-use horst_operator::jobs::{self as job_control, AccountToday, JobFilter, JobPage, LaneDepth};
-use horst_queue::{CancelOutcome, DayStats};
+use horst_operator::jobs::{self as job_control, AccountToday, JobFilter, JobPage};
+use horst_queue::CancelOutcome;
 
 use super::admin::{answer, Answer};
 use crate::extract::{Expected, Json, Operator, Path, Query};
@@ -19,6 +19,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/admin/jobs", get(list))
         .route("/api/admin/jobs/{id}", get(show))
         .route("/api/admin/jobs/{id}/cancel", post(cancel))
+        .route("/api/admin/jobs/cancel", post(cancel_account))
         .route("/api/admin/queue", get(queue))
 }
 
@@ -102,20 +103,47 @@ async fn cancel(
     })
 }
 
-/// The queue at a glance: each lane's depth and oldest wait, and today's jobs and seconds.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct QueueView {
-    lanes: Vec<LaneDepth>,
-    running: u64,
-    today: DayStats,
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CancelAccountBody {
+    account: String,
+    reason: String,
 }
 
-async fn queue(State(state): State<AppState>, _: Operator) -> Answer {
-    let q = &state.queue;
-    answer(QueueView {
-        lanes: job_control::lanes(q).await?,
-        running: q.running_count().await?,
-        today: q.today().await?,
+impl Expected for CancelAccountBody {
+    const EXPECTED: &'static str =
+        "{\"account\": \"NAME\", \"reason\": \"why (each job's caller is told)\"}";
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AccountCancelled {
+    account: String,
+    jobs_cancelled: Vec<String>,
+}
+
+/// Every job of one account waiting or running now, cancelled (each audited `job_cancel`).
+async fn cancel_account(
+    State(state): State<AppState>,
+    Operator(op): Operator,
+    Json(body): Json<CancelAccountBody>,
+) -> Answer {
+    let jobs_cancelled = job_control::cancel_account_jobs(
+        &state.store,
+        &state.queue,
+        &op,
+        &body.account,
+        &body.reason,
+    )
+    .await?;
+    answer(AccountCancelled {
+        account: body.account.trim().to_string(),
+        jobs_cancelled,
     })
+}
+
+/// The queue at a glance: each lane's depth and oldest wait, the running jobs, the live
+/// workers' slots, and today's jobs and seconds.
+async fn queue(State(state): State<AppState>, _: Operator) -> Answer {
+    answer(job_control::queue_view(&state.queue).await?)
 }
