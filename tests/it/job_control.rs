@@ -1676,7 +1676,17 @@ async fn the_live_job_view_shows_a_job_that_arrives_after_it_opened_empty() {
 /// Cancel button, inside the screen. Screenshots: target/screenshots/admin/jobs-states-*.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_in_each_state_reads_well_on_a_phone() {
-    let app = job_view_app().await;
+    // The running job (a search that runs until its time limit) must still run when the page
+    // is read, and the queued one wait behind it in the worker's one slot: with the default
+    // 20 s limit, a loaded machine's browser start and sign-in outlasted it, the queued job
+    // ran and the view showed it finished. The test cancels the search at its end.
+    let app = spawn_app_with(|c| {
+        c.gateway.admin_token = ADMIN_TOKEN.into();
+        c.server.web_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/web").into();
+        c.queue.playtest_seconds = 300;
+        c.queue.wait_seconds = 360;
+    })
+    .await;
     let long = Duration::from_secs(60);
     let _worker = start_worker(&app);
     let job = |kind: JobKind, idem: &str, map: String| {
@@ -1809,6 +1819,9 @@ async fn a_job_in_each_state_reads_well_on_a_phone() {
         "{:?}",
         tab.errors.lock().unwrap()
     );
+    // The search would run for its 300 s: stopped, so the worker's slot ends with the test.
+    let (status, v) = cancel_as(&app, "olga", &running, "the test is over").await;
+    assert_eq!(status, 200, "{v}");
 }
 
 /// An agent floods the queue while others wait; the operator sees the turns and why jobs
