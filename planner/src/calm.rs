@@ -53,7 +53,9 @@ use std::collections::{BinaryHeap, HashSet};
 /// route costs about a tenth of it (`tests/probes.rs`, `the_calm_route_is_the_same_on_every_call`).
 /// Checked between stands, so passed by at most one stand's moves (about 300 runs, and where
 /// shooting can change something up to [`MAX_SHOTS`] more for each move not aimed and each
-/// hop kept: about 500).
+/// hop kept: about 500). Where shooting can change something a tick also looks for targets
+/// (`Ctx::target_ahead`, every enemy): on 128 jackdaws about 2.4 times a plain tick's cost
+/// (docs/benchmarks.md, the tenth round of guest probes).
 pub const CALM_TICKS: u64 = 3_000_000;
 
 /// Ticks the bird stands after it has come to rest, before the next move: a person's look,

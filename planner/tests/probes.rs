@@ -632,3 +632,31 @@ fn the_calm_route_is_the_same_on_every_call() {
     };
     assert!(referee(&map, &replay).won);
 }
+
+/// The calm route shoots, in a fall and from a ride, and rides lifts: `guest-shot-from-a-fall`
+/// (a plug shot only while falling past it) and `guest-shot-from-a-lift` (a plug shot only
+/// from a rising lift, and the tunnel behind it entered from the lift). Before, its moves never
+/// pressed shoot and its stands were never on a platform: no calm route on either within the
+/// budget (33 and 85 stands).
+#[test]
+fn the_calm_route_shoots_in_a_fall_and_from_a_lift() {
+    for name in ["guest-shot-from-a-fall", "guest-shot-from-a-lift"] {
+        let map = load(&root().join(format!("levels/probes/{name}.map")));
+        let calm = horst_planner::calm::calm_route(
+            &map,
+            1,
+            horst_planner::calm::CALM_TICKS,
+            horst_planner::calm::MAX_BYTES,
+            &|| false,
+        );
+        let steps = calm
+            .steps
+            .unwrap_or_else(|| panic!("{name}: no calm route"));
+        assert!(steps.iter().any(|s| s.action % 4 >= 2), "{name}: no shot");
+        let replay = horst_engine::Replay {
+            seed: 1,
+            actions: steps,
+        };
+        assert!(referee(&map, &replay).won, "{name}");
+    }
+}
