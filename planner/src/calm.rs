@@ -8,18 +8,27 @@
 //! calm, and the report judged the planner's haste: `frame_perfect`, where a person stops on
 //! every ledge and has 14 ticks of room for each hop. A calm route is another route.
 //!
-//! This search looks for it. Every node is the bird standing still on the ground (or dead,
-//! or won); a move from a stand is a walk (a direction held some ticks) or a jump (jump held
-//! some ticks for its height, a direction held some ticks for its length, and in some the egg
-//! boost pressed once at a fixed tick of the flight), then nothing held until the bird stands
-//! again, and [`PAUSE`] ticks more (a person looks before the next move). Waits (nothing held
-//! for a while) are tried where something moves. For each kind of jump and direction, every
-//! length of the direction's hold on a grid of [`STEP`] ticks is run, and the lengths that end
-//! standing on the same ledge (`support`) form runs; each run of at least [`MIN_RUN`] gives one
-//! child, with the hold in its middle: the hop a person makes is the one with the most room
-//! either way, not the first that works, and a ledge a few holds reach is a hop a person
-//! misses. Each walk's length is a child of its own (a walk puts the bird where a jump starts).
-//! Stands are told apart by the state key in cells of half a tile.
+//! This search looks for it. Every node is the bird standing still on the ground or on a
+//! platform (or dead, or won); a move from a stand is a walk (a direction held some ticks) or a
+//! jump (jump held some ticks for its height, a direction held some ticks for its length, and
+//! in some the egg boost pressed once at a fixed tick of the flight), then nothing held until
+//! the bird stands again, and [`PAUSE`] ticks more (a person looks before the next move). Waits
+//! (nothing held for a while) are tried where something moves. For each kind of jump and
+//! direction, every length of the direction's hold on a grid of [`STEP`] ticks is run, and the
+//! lengths that end standing on the same ledge (`support`) form runs; each run of at least
+//! [`MIN_RUN`] gives one child, with the hold in its middle: the hop a person makes is the one
+//! with the most room either way, not the first that works, and a ledge a few holds reach is a
+//! hop a person misses. Each walk's length is a child of its own (a walk puts the bird where a
+//! jump starts). Stands are told apart by the state key in cells of half a tile.
+//!
+//! Shots: where shooting can change something (`Ctx::shoot_useful`), each move's run notes the
+//! ticks on which a pebble fired would fly at a target (`Ctx::target_ahead`), and the move is
+//! run again with the shoot button tapped on the middle tick of each run of them (at most
+//! [`MAX_SHOTS`]): every move that is not aimed (walks, jumps straight up, waits, lost ones
+//! too, as a shot may save them) and the middle hold of every aimed one. So a walk into a shaft
+//! shoots the plug it falls past (`levels/probes/guest-shot-from-a-fall`), and a marmot ahead
+//! is shot from a stand. A shot move ends in a place of its own (the state key holds what the
+//! pebble broke or killed).
 //!
 //! The nodes are expanded best first by the relaxed distance to a nest (the search's own
 //! heuristic, `Ctx::distance`), then by the tick, then in the order found: sequential and
@@ -27,6 +36,11 @@
 //! answer is the same on every run, machine and thread count. It proves nothing: it is only
 //! asked for a route when the fast one is `tight` or `frame_perfect`, and its route replaces
 //! the fast one only where its own report (the referee's, `horst_feasibility`) is better.
+//!
+//! Rides: a stand may be on a ferry or a lift (the bird's own speed 0, the platform carrying
+//! it); a hop onto a platform is aimed at the platform, and waits from a stand on it ride on,
+//! so a route that a person rides (`levels/probes/guest-long-descent-512`'s ferries, a lift up a
+//! shaft) is a chain of calm moves too.
 
 use crate::search::{state_key, Ctx, Stage};
 use horst_engine::physics::{PLAYER_H, PLAYER_W, TILE_SHIFT};
@@ -37,7 +51,11 @@ use std::collections::{BinaryHeap, HashSet};
 /// The referee ticks one calm search may simulate at most: about 0.3 s of one core at the
 /// engine's pace (5-10 million ticks a second on a slow machine). The lattice probe's calm
 /// route costs about a tenth of it (`tests/probes.rs`, `the_calm_route_is_the_same_on_every_call`).
-/// Checked between stands, so passed by at most one stand's moves (about 300 runs).
+/// Checked between stands, so passed by at most one stand's moves (about 300 runs, and where
+/// shooting can change something up to [`MAX_SHOTS`] more for each move not aimed and each
+/// hop kept: about 500). Where shooting can change something a tick also looks for targets
+/// (`Ctx::target_ahead`, every enemy): on 128 jackdaws about 2.4 times a plain tick's cost
+/// (docs/benchmarks.md, the tenth round of guest probes).
 pub const CALM_TICKS: u64 = 3_000_000;
 
 /// Ticks the bird stands after it has come to rest, before the next move: a person's look,
@@ -137,18 +155,23 @@ enum End {
     Lost,
 }
 
-/// Whether the bird stands still on the ground (not on a platform: its ride moves it).
+/// Whether the bird stands still on the ground or on a platform (its own speed 0; a platform
+/// carries it on: a stand on a ferry or a lift is a ride, and a wait there rides on).
 fn at_rest(sim: &Sim) -> bool {
     let p = sim.player();
-    p.on_ground && p.riding < 0 && p.vx == 0 && p.vy == 0
+    p.on_ground && p.vx == 0 && p.vy == 0
 }
 
 /// The ledge (or floor) the bird stands on: its row and its leftmost column, the run of
-/// supporting tiles (solid or one-way) under the feet. Jumps that end on the same one are one
-/// move, the middle hold kept: a person aims a hop at a ledge, not at a pixel of it. `None`
-/// when nothing is under the feet (a platform, a spring's top).
+/// supporting tiles (solid or one-way) under the feet; on a platform, `(-2 - index, 0)`.
+/// Jumps that end on the same one are one move, the middle hold kept: a person aims a hop at a
+/// ledge or a ferry, not at a pixel of it. `None` when nothing is under the feet (a spring's
+/// top).
 fn support(sim: &Sim) -> Option<(i32, i32)> {
     let p = sim.player();
+    if p.riding >= 0 {
+        return Some((-2 - p.riding as i32, 0));
+    }
     let ty = (p.y + PLAYER_H) >> TILE_SHIFT;
     let holds = |tx: i32| {
         tx >= 0 && tx < sim.width() && {
@@ -163,43 +186,79 @@ fn support(sim: &Sim) -> Option<(i32, i32)> {
     Some((ty, tx))
 }
 
-/// Runs `steps` from `sim`, then nothing until the bird stands (and [`PAUSE`] more).
-/// The steps actually held (up to the win) are appended to `steps`.
-fn run_move(sim: &Sim, steps: &mut Vec<Step>, ticks: &mut u64) -> End {
+/// The shoot button's bit in an action (engine/src/lib.rs `actions`).
+const SHOOT: u8 = 2;
+
+/// Shots tried in one move at most: the middles of its first runs of ticks on which a pebble
+/// could hit something (`Ctx::target_ahead`).
+const MAX_SHOTS: usize = 2;
+
+/// Appends one tick of `action` to run-length `steps`.
+fn push_tick(steps: &mut Vec<Step>, action: u8) {
+    match steps.last_mut() {
+        Some(last) if last.action == action && last.ticks < u16::MAX => last.ticks += 1,
+        _ => steps.push(Step { action, ticks: 1 }),
+    }
+}
+
+/// How a move is run: the shoot button tapped on one tick of it (counted from its first,
+/// the ticks of waiting for the stand included), and where the ticks on which a pebble fired
+/// then could hit something are written (`None`: not looked for).
+struct Shots<'a> {
+    at: Option<u32>,
+    targets: Option<(&'a Ctx, &'a mut Vec<u32>)>,
+}
+
+impl Shots<'_> {
+    /// No tap, nothing looked for.
+    fn none() -> Shots<'static> {
+        Shots {
+            at: None,
+            targets: None,
+        }
+    }
+}
+
+/// Runs `steps` from `sim`, then nothing until the bird stands (and [`PAUSE`] more), with
+/// `shots`' tap. The steps actually held (up to the win, the tap in them) replace `steps`.
+fn run_move(sim: &Sim, steps: &mut Vec<Step>, ticks: &mut u64, mut shots: Shots) -> End {
     let mut sim = sim.clone();
     let mut held: Vec<Step> = Vec::new();
+    let mut k: u32 = 0;
+    let mut tick = |sim: &mut Sim, action: u8, held: &mut Vec<Step>, k: &mut u32| {
+        if let Some((ctx, targets)) = shots.targets.as_mut() {
+            let p = sim.player();
+            let dir = if p.facing < 0 { -1 } else { 1 };
+            if p.shoot_cooldown == 0 && ctx.target_ahead(sim, dir, true) {
+                targets.push(*k);
+            }
+        }
+        let action = if shots.at == Some(*k) {
+            action | SHOOT
+        } else {
+            action
+        };
+        *k += 1;
+        sim.step(action);
+        *ticks += 1;
+        push_tick(held, action);
+        sim.status()
+    };
     for s in steps.iter() {
-        for k in 0..s.ticks {
-            sim.step(s.action);
-            *ticks += 1;
-            match sim.status() {
-                Status::Won => {
-                    held.push(Step {
-                        action: s.action,
-                        ticks: k + 1,
-                    });
-                    return End::Won(held);
-                }
+        for _ in 0..s.ticks {
+            match tick(&mut sim, s.action, &mut held, &mut k) {
+                Status::Won => return End::Won(held),
                 Status::Dead => return End::Lost,
                 Status::Running => {}
             }
         }
-        held.push(*s);
     }
     let mut waited: u32 = 0;
     let mut still: u16 = 0;
     while still < PAUSE {
-        sim.step(NONE);
-        *ticks += 1;
         waited += 1;
-        match sim.status() {
-            Status::Won => {
-                held.push(Step {
-                    action: NONE,
-                    ticks: waited as u16,
-                });
-                return End::Won(held);
-            }
+        match tick(&mut sim, NONE, &mut held, &mut k) {
+            Status::Won => return End::Won(held),
             Status::Dead => return End::Lost,
             Status::Running => {}
         }
@@ -210,12 +269,25 @@ fn run_move(sim: &Sim, steps: &mut Vec<Step>, ticks: &mut u64) -> End {
             return End::Lost;
         }
     }
-    held.push(Step {
-        action: NONE,
-        ticks: waited as u16,
-    });
     *steps = held;
     End::Rest(Box::new(sim))
+}
+
+/// The ticks of a move on which to tap the shoot button: the middle of each of the first
+/// [`MAX_SHOTS`] runs of neighbouring ticks in `targets` (a person shoots when the target is
+/// in line, with the most room either way).
+fn shot_ticks(targets: &[u32]) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut a = 0;
+    while a < targets.len() && out.len() < MAX_SHOTS {
+        let mut b = a + 1;
+        while b < targets.len() && targets[b] == targets[b - 1] + 1 {
+            b += 1;
+        }
+        out.push(targets[(a + b - 1) / 2]);
+        a = b;
+    }
+    out
 }
 
 /// A jump's inputs: jump held `jump` ticks, direction `dir` held `hold` ticks (both from the
@@ -236,10 +308,14 @@ fn jump_steps(dir: u8, hold: u16, jump: u16, boost: Option<u16>) -> Vec<Step> {
     out
 }
 
+/// A family of moves: whether they are aimed (a jump whose holds that land on the same ledge
+/// are one move), and the moves.
+type Family = (bool, Vec<Vec<Step>>);
+
 /// The moves tried from a stand, as families: each family's moves differ only in how long the
 /// direction is held, in grid order, so runs of neighbours that end in the same place can be
 /// told apart and the middle one kept.
-fn families(waits: bool) -> Vec<(bool, Vec<Vec<Step>>)> {
+fn families(waits: bool) -> Vec<Family> {
     let mut out = Vec::new();
     for &dir in &DIRS {
         // Walks: each length its own place (a walk positions the bird for the next move).
@@ -296,6 +372,15 @@ fn families(waits: bool) -> Vec<(bool, Vec<Vec<Step>>)> {
     out
 }
 
+/// Where a move that ended standing ended, as runs of neighbours are told apart: for an
+/// aimed move the ledge or platform (`support`), else the state key.
+fn place_of(sim: &Sim, key: u64, aimed: bool) -> (i32, i32, u64) {
+    match support(sim) {
+        Some((row, col)) if aimed => (row, col, 0),
+        _ => (-1, -1, key),
+    }
+}
+
 /// Searches a calm route within `budget` referee ticks and `max_bytes` of stands kept
 /// ([`max_bytes`]); `stop` is asked between expansions.
 pub fn calm_route(
@@ -314,6 +399,7 @@ pub fn calm_route(
         )
     });
     let fams = families(waits);
+    let shoot = ctx.shoot_useful;
     // Steps of a stand's moves: a few dozen bytes each, a few per stand.
     let max_nodes = (max_bytes / (crate::memory::sim_bytes(map) + 256)) as usize;
     let mut ticks: u64 = 0;
@@ -325,7 +411,7 @@ pub fn calm_route(
     // The start: the bird stands (after its first fall, if it starts in the air).
     let start = Sim::new(map, seed);
     let mut first = Vec::new();
-    match run_move(&start, &mut first, &mut ticks) {
+    match run_move(&start, &mut first, &mut ticks, Shots::none()) {
         End::Rest(sim) => {
             let sim = *sim;
             seen.insert(state_key(&sim, &KEY_STAGE, &ctx, &mut buf));
@@ -352,14 +438,19 @@ pub fn calm_route(
             }
         }
     }
-    let path = |nodes: &[Node], mut i: usize, last: Vec<Step>| {
+    // The whole route of a move from stand `i` that won, if it wins within the replay limit.
+    let won = |nodes: &[Node], mut i: usize, here: &Sim, last: Vec<Step>| {
+        let total: u64 = last.iter().map(|s| s.ticks as u64).sum();
+        if here.tick() as u64 + total > crate::search::MAX_TICKS as u64 {
+            return None;
+        }
         let mut parts = vec![last];
         while i != usize::MAX {
             parts.push(nodes[i].steps.clone());
             i = nodes[i].parent;
         }
         parts.reverse();
-        crate::shorten::run_length(&parts.concat())
+        Some(crate::shorten::run_length(&parts.concat()))
     };
     while let Some(Reverse((_, _, i))) = open.pop() {
         if ticks >= budget || stop() || nodes.len() >= max_nodes {
@@ -367,34 +458,54 @@ pub fn calm_route(
         }
         expanded += 1;
         let here = nodes[i].sim.clone();
+        // Moves to try again with a shot: (family, move, the ticks a shot could hit on).
+        let mut again: Vec<(Vec<Step>, Vec<u32>)> = Vec::new();
         for (aimed, fam) in &fams {
             // Each move's end: the place it ends in (None: lost; for an aimed move the ledge,
-            // else the state key), its state key, and what it left.
-            type Ending = (Option<(i32, i32, u64)>, u64, Vec<Step>, Option<Sim>);
+            // else the state key), its state key, what it left, and the ticks of its run on
+            // which a pebble could hit something.
+            type Ending = (
+                Option<(i32, i32, u64)>,
+                u64,
+                Vec<Step>,
+                Option<Sim>,
+                Vec<u32>,
+            );
             let mut ends: Vec<Ending> = Vec::new();
             for mv in fam {
                 let mut steps = mv.clone();
-                match run_move(&here, &mut steps, &mut ticks) {
+                let mut targets = Vec::new();
+                let shots = Shots {
+                    at: None,
+                    targets: shoot.then_some((&ctx, &mut targets)),
+                };
+                match run_move(&here, &mut steps, &mut ticks, shots) {
                     End::Won(held) => {
-                        let total: u64 = held.iter().map(|s| s.ticks as u64).sum();
-                        let so_far = here.tick() as u64 + total;
-                        if so_far <= crate::search::MAX_TICKS as u64 {
+                        if let Some(steps) = won(&nodes, i, &here, held) {
                             return Calm {
-                                steps: Some(path(&nodes, i, held)),
+                                steps: Some(steps),
                                 work_ticks: ticks,
                                 expanded,
                             };
                         }
-                        ends.push((None, 0, steps, None));
+                        ends.push((None, 0, steps, None, targets));
                     }
-                    End::Lost => ends.push((None, 0, steps, None)),
+                    End::Lost => ends.push((None, 0, steps, None, targets)),
                     End::Rest(sim) => {
                         let key = state_key(&sim, &KEY_STAGE, &ctx, &mut buf);
-                        let place = match support(&sim) {
-                            Some((row, col)) if *aimed => (row, col, 0),
-                            _ => (-1, -1, key),
-                        };
-                        ends.push((Some(place), key, steps, Some(*sim)));
+                        let place = place_of(&sim, key, *aimed);
+                        ends.push((Some(place), key, steps, Some(*sim), targets));
+                    }
+                }
+            }
+            // A move from a stand that is not aimed (a walk, a jump straight up, a wait) is
+            // tried with a shot wherever one could hit: a walk into a shaft that shoots a
+            // plug while falling past it (`levels/probes/guest-shot-from-a-fall`), a marmot
+            // shot before the walk meets it, a lost move that a shot saves.
+            if !*aimed {
+                for (m, end) in ends.iter_mut().enumerate() {
+                    if !end.4.is_empty() {
+                        again.push((fam[m].clone(), std::mem::take(&mut end.4)));
                     }
                 }
             }
@@ -406,13 +517,17 @@ pub fn calm_route(
                     b += 1;
                 }
                 let mid = (a + b - 1) / 2;
-                let key = ends[mid].1;
                 // An aimed move that lands there only from a few holds is a hop a person
                 // misses: a tick of the release either way, or a start a few pixels aside (a
                 // walk let go a tick late), lands elsewhere.
                 if *aimed && b - a < MIN_RUN {
                     a = b;
                     continue;
+                }
+                let key = ends[mid].1;
+                // The hop a person aims, with a shot in its flight where one could hit.
+                if *aimed && ends[mid].0.is_some() && !ends[mid].4.is_empty() {
+                    again.push((fam[mid].clone(), std::mem::take(&mut ends[mid].4)));
                 }
                 if let (Some(_), Some(sim)) = (ends[mid].0, ends[mid].3.take()) {
                     if sim.tick() <= crate::search::MAX_TICKS && seen.insert(key) {
@@ -426,6 +541,41 @@ pub fn calm_route(
                     }
                 }
                 a = b;
+            }
+        }
+        // The same moves with the shoot button tapped: each is a place of its own (what the
+        // shot broke or killed is in the state key).
+        for (mv, targets) in again {
+            for at in shot_ticks(&targets) {
+                let mut steps = mv.clone();
+                let shots = Shots {
+                    at: Some(at),
+                    targets: None,
+                };
+                match run_move(&here, &mut steps, &mut ticks, shots) {
+                    End::Won(held) => {
+                        if let Some(steps) = won(&nodes, i, &here, held) {
+                            return Calm {
+                                steps: Some(steps),
+                                work_ticks: ticks,
+                                expanded,
+                            };
+                        }
+                    }
+                    End::Lost => {}
+                    End::Rest(sim) => {
+                        let key = state_key(&sim, &KEY_STAGE, &ctx, &mut buf);
+                        if sim.tick() <= crate::search::MAX_TICKS && seen.insert(key) {
+                            let d = ctx.distance(&sim);
+                            open.push(Reverse((d, sim.tick(), nodes.len())));
+                            nodes.push(Node {
+                                sim: *sim,
+                                parent: i,
+                                steps,
+                            });
+                        }
+                    }
+                }
             }
         }
     }

@@ -401,14 +401,20 @@ fn calmer(
     let Some(t) = confirm(req.map, &candidate) else {
         return (replay, ticks);
     };
-    let budget = left.saturating_sub(calm.work_ticks);
-    let (candidate, t, calm_report, _) = relax(req, candidate, t, budget);
+    let (candidate, t, calm_report, _) =
+        relax(req, candidate, t, calm_relax_budget(left, calm.work_ticks));
     // Only a complete report counts: one cut short by its budget judged some inputs only, and
     // could call the calm route easier than it is.
     match calm_report {
         Some(r) if r.complete && r.verdict < verdict => (candidate, t),
         _ => (replay, ticks),
     }
+}
+
+/// The referee ticks the calm route's relaxation may spend: what the calm search left of
+/// `left`, and never more than any relaxation's own budget.
+fn calm_relax_budget(left: u64, calm_work: u64) -> u64 {
+    horst_feasibility::RELAX_BUDGET_TICKS.min(left.saturating_sub(calm_work))
 }
 
 /// The shortened replay is the fastest route, which often needs inputs on exact ticks where a
@@ -454,6 +460,19 @@ mod tests {
         assert_eq!(shorten_reserve(limit).as_secs_f64(), needed);
         const { assert!(SHORTEN_TICKS < FINISH_TICKS) };
         const { assert!(horst_feasibility::RELAX_BUDGET_TICKS <= FINISH_TICKS) };
+    }
+
+    /// The calm route's relaxation is a relaxation like the fast route's: it gets what the calm
+    /// search left of the finishing budget, never more than `RELAX_BUDGET_TICKS` (it got all
+    /// of what was left: up to 18 M ticks where the shortening and the first relaxation spent
+    /// little, past the 14 M the pass is sized and documented for).
+    #[test]
+    fn the_calm_routes_relaxation_keeps_to_the_relaxations_budget() {
+        let cap = horst_feasibility::RELAX_BUDGET_TICKS;
+        assert_eq!(calm_relax_budget(FINISH_TICKS, 0), cap);
+        assert_eq!(calm_relax_budget(FINISH_TICKS, 1_000_000), cap);
+        assert_eq!(calm_relax_budget(cap / 2, 1_000), cap / 2 - 1_000);
+        assert_eq!(calm_relax_budget(1_000, 2_000), 0);
     }
 
     /// A corridor to the nest, and right in short holds with a pause between each: many
