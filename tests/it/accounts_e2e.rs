@@ -1622,6 +1622,11 @@ async fn a_password_change_on_the_page_names_the_keys_that_stay_and_revokes_them
     tab.eval("document.getElementById('password-card').scrollIntoView()")
         .await;
     screenshot(&tab, "account-password-keys-offer-390").await;
+    assert_eq!(
+        crate::phone_pages::small_controls(&tab).await,
+        Vec::<String>::new(),
+        "controls too small to tap on a phone (account-password-keys-offer-390)"
+    );
 
     // Changed without the box: both keys still work, and the page says so, by name.
     const SECOND: &str = "ein neues passwort fuer wanderer";
