@@ -1,8 +1,27 @@
 //! How long one password hash takes here with the parameters in force (`people::M_COST_KIB`,
 //! `T_COST`, `P_COST`): `cargo run --release -p horst-identity --example password_cost`.
-//! A sign-in costs one verification of this size on a blocking thread.
+//! A sign-in costs one verification of this size on a blocking thread. Also what the list
+//! of refused passwords costs: its first look (which reads it into a sorted slice) and a
+//! look after that.
 
 fn main() {
+    let start = std::time::Instant::now();
+    let first = horst_identity::people::is_common("correct horse battery");
+    let build = start.elapsed();
+    let n = 10_000;
+    let start = std::time::Instant::now();
+    let mut refused = usize::from(first);
+    for i in 0..n {
+        refused += usize::from(horst_identity::people::is_common(&format!("password{i}")));
+    }
+    let look = start.elapsed() / n;
+    println!(
+        "refused-password list ({} entries): first look {:.2} ms, then {:.2} µs a look ({refused} of {} refused)",
+        horst_identity::people::COMMON_PASSWORDS,
+        build.as_secs_f64() * 1000.0,
+        look.as_secs_f64() * 1e6,
+        n + 1
+    );
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -170,18 +170,35 @@ async fn verify(stored: Option<String>, password: &str) -> Result<bool, Identity
     .map_err(|e| IdentityError::internal(format!("hashing thread: {e}")))
 }
 
-/// The passwords everyone tries first (`identity/common-passwords.txt`, shipped with horst).
+/// The passwords that are refused (`identity/common-passwords.txt`, about 21,700 of 8
+/// characters or more, 200 KB in the binary): passwords from breach corpora, as NIST SP
+/// 800-63B (5.1.1.2) asks, and horst's own list. `ops/common-passwords` makes it from its
+/// sources (their notices: `identity/common-passwords.NOTICE`): one password a line,
+/// cleaned and lowercased as [`is_common`] cleans what it looks up, sorted.
 const COMMON: &str = include_str!("../common-passwords.txt");
 
-/// Whether `password` is on the shipped list of common passwords (any case, and with
+/// How many passwords the list holds, as the refusal says (a test checks it).
+pub const COMMON_PASSWORDS: usize = 21_667;
+
+/// The list as a sorted slice, made once at the first look (a few milliseconds: only
+/// setting a password looks, never a sign-in) and searched by bisection.
+fn common() -> &'static [&'static str] {
+    static LIST: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    LIST.get_or_init(|| {
+        let mut list: Vec<&str> = COMMON.lines().filter(|l| !l.is_empty()).collect();
+        // The file is sorted (a test checks it); sorting a sorted list costs one pass, and
+        // a hand-edited line out of order cannot make a lookup miss.
+        list.sort_unstable();
+        list.dedup();
+        list
+    })
+}
+
+/// Whether `password` is on the shipped list of refused passwords (any case, and with
 /// invisible characters and extra spaces ignored: `pass\u{200b}word` is `password`).
 pub fn is_common(password: &str) -> bool {
     let lower = horst_text::clean_line(password).to_lowercase();
-    COMMON
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .any(|l| l == lower)
+    common().binary_search(&lower.as_str()).is_ok()
 }
 
 /// Whether `password` may be set; the error says what the rules are.
@@ -205,9 +222,9 @@ pub fn check_password(name: &str, password: &str) -> Result<(), IdentityError> {
         )));
     }
     if is_common(password) {
-        return Err(IdentityError::invalid(
-            "this password is one of the most common passwords, which are guessed first; choose another (several unrelated words are easy to remember and hard to guess)",
-        ));
+        return Err(IdentityError::invalid(format!(
+            "this password is on horst's list of {COMMON_PASSWORDS} passwords from leaked password lists (data breaches): it is among the most common passwords, which are guessed first, whatever its case; choose another (several unrelated words are easy to remember and hard to guess)"
+        )));
     }
     Ok(())
 }
@@ -707,6 +724,46 @@ pub async fn open_session(
     Ok(new)
 }
 
+/// Revokes every active agent key of `name` (deletion, or a password change that asks for
+/// it); the prefixes of those revoked, newest first.
+pub async fn revoke_keys(store: &Store, name: &str) -> Result<Vec<String>, IdentityError> {
+    let mut revoked = Vec::new();
+    for k in crate::accounts::list_keys(store, Some(name), false, 0, usize::MAX)
+        .await?
+        .items
+    {
+        crate::accounts::revoke_key(store, &k.prefix).await?;
+        revoked.push(k.prefix);
+    }
+    Ok(revoked)
+}
+
+/// [`crate::web_sessions::renew`] for a session whose person gave their password again,
+/// checked in `generation` (`None` for an admin token's session): if their credentials
+/// changed since (a new password, a block), the new session is ended at once and the
+/// renewal refused, as [`open_session`] refuses a sign-in. `None`: the old session had ended.
+pub async fn renew_session(
+    store: &Store,
+    auth: &Auth,
+    old: &crate::web_sessions::WebSession,
+    generation: Option<CredentialGeneration>,
+) -> Result<Option<NewSession>, IdentityError> {
+    let Some(new) = crate::web_sessions::renew(store, old).await? else {
+        return Ok(None);
+    };
+    if let (Subject::Account(name) | Subject::Operator(name), Some(generation)) =
+        (&old.subject, generation)
+    {
+        if auth.generation(name).await? != generation {
+            crate::web_sessions::end_new(store, &old.subject, &new).await?;
+            return Err(IdentityError::conflict(
+                "the password or the account changed meanwhile; sign in again",
+            ));
+        }
+    }
+    Ok(Some(new))
+}
+
 /// What deleting a person did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -737,13 +794,7 @@ pub async fn delete(store: &Store, auth: &Auth, name: &str) -> Result<Deleted, I
             .query_async(&mut store.conn())
             .await?;
         store.barrier().await?;
-        for k in crate::accounts::list_keys(store, Some(name), false, 0, usize::MAX)
-            .await?
-            .items
-        {
-            crate::accounts::revoke_key(store, &k.prefix).await?;
-            revoked.push(k.prefix);
-        }
+        revoked = revoke_keys(store, name).await?;
     }
     auth.drop_legacy_user(name).await?;
     end_sessions(store, auth, name).await?;
@@ -816,6 +867,37 @@ mod tests {
         assert_ne!(h, hash_blocking("correct horse").unwrap());
         // Garbage never matches.
         assert!(!verify_blocking(Some("$argon2id$nonsense"), "x"));
+    }
+
+    /// The shipped list is in the form [`is_common`] relies on: one entry a line, each as
+    /// the lookup cleans a password (so none is unreachable), 8 characters or more (shorter
+    /// ones are refused anyway), sorted without repeats (so the file stays canonical and
+    /// `ops/common-passwords` remakes it byte for byte), as many as the refusal says.
+    #[test]
+    fn the_common_password_list_is_clean_sorted_and_as_long_as_said() {
+        let lines: Vec<&str> = COMMON.split_terminator('\n').collect();
+        assert_eq!(lines.len(), COMMON_PASSWORDS);
+        assert_eq!(common().len(), COMMON_PASSWORDS);
+        for pair in lines.windows(2) {
+            assert!(pair[0] < pair[1], "not sorted or repeated: {pair:?}");
+        }
+        for l in &lines {
+            assert_eq!(
+                horst_text::clean_line(l).to_lowercase(),
+                *l,
+                "not clean: {l:?}"
+            );
+            assert!(l.chars().count() >= PASSWORD_MIN_CHARS, "too short: {l:?}");
+            assert!(is_common(l) && is_common(&l.to_uppercase()), "{l:?}");
+        }
+        // horst's own list is inside, as far as its entries can be passwords at all.
+        let own = include_str!("../common-passwords-own.txt");
+        for l in own.lines().filter(|l| !l.is_empty() && !l.starts_with('#')) {
+            assert!(
+                is_common(l),
+                "{l:?} of common-passwords-own.txt is not in the list"
+            );
+        }
     }
 
     /// The environment variable that tells [`first_verification_without_a_password`] it
@@ -908,6 +990,22 @@ mod tests {
             let e = check_password("fuchs", common).unwrap_err().to_string();
             assert!(e.contains("most common passwords"), "{common}: {e}");
         }
+        // Passwords from the breach lists, not only the hand-made top of them, and a
+        // password that is on none stays allowed.
+        for leaked in [
+            "LiverPool1",
+            "blink182",
+            "starwars1",
+            "michelle1",
+            "Friend of Joan",
+        ] {
+            let e = check_password("fuchs", leaked).unwrap_err().to_string();
+            assert!(
+                e.contains("leaked password lists") && e.contains("choose another"),
+                "{leaked}: {e}"
+            );
+        }
+        assert!(check_password("fuchs", "amsel drossel fink star").is_ok());
         assert!(check_name("Fuchs").is_err());
         assert!(check_name("agent-1234abcd").is_err());
         // An agent id's form: a person named so could pass for the house agent.

@@ -8,8 +8,8 @@
 //! Layout (under the store prefix):
 //! - `websession:<sha256 of the id>` hash: `kind` (`account`, `operator` or `admin`),
 //!   `account` (a person's name), `tokenId` and `operatorName` (an admin-token sign-in),
-//!   `csrf`, `createdAtMs`, `authAtMs` (when the credential was last given: sign-in or
-//!   [`confirm`]); an `/account` session expires [`IDLE`] after its last use and is refused
+//!   `csrf`, `createdAtMs`, `authAtMs` (when the credential was last given: sign-in, or a
+//!   confirmation, which gives the browser a new id: [`renew`]); an `/account` session expires [`IDLE`] after its last use and is refused
 //!   [`ABSOLUTE`] after it was made, an `/admin` one ([`Subject::Operator`],
 //!   [`Subject::AdminToken`]) [`ADMIN_IDLE`] and [`ADMIN_ABSOLUTE`]
 //!
@@ -162,8 +162,16 @@ fn lifetimes(subject: &Subject) -> (Duration, Duration) {
 
 /// Starts a session for `subject`.
 pub async fn create(store: &Store, subject: Subject) -> Result<NewSession, IdentityError> {
+    create_with_csrf(store, subject, random_hex(32)?).await
+}
+
+/// Starts a session for `subject` with the CSRF token `csrf`.
+async fn create_with_csrf(
+    store: &Store,
+    subject: Subject,
+    csrf: String,
+) -> Result<NewSession, IdentityError> {
     let id = random_hex(32)?;
-    let csrf = random_hex(32)?;
     let hash = hash_id(&id);
     let (kind, account, token_id, operator_name) = match &subject {
         Subject::Account(name) => ("account", name.as_str(), "", ""),
@@ -284,6 +292,29 @@ pub async fn confirm(store: &Store, session: &WebSession) -> Result<bool, Identi
         .run()
         .await?;
     Ok(done == 1)
+}
+
+/// Gives the browser whose person or token just gave the credential again (the caller
+/// checked it) a new session id, its credential given now, and ends the old id: a copy of
+/// the old cookie (taken from a browser left signed in) does not share the confirmation.
+/// The CSRF token stays (it is worth nothing without a live id, and the page keeps using
+/// it). `None`: the old session had ended meanwhile (a sign-out, a password change), and
+/// nothing is made.
+pub async fn renew(store: &Store, old: &WebSession) -> Result<Option<NewSession>, IdentityError> {
+    let new = create_with_csrf(store, old.subject.clone(), old.csrf.clone()).await?;
+    let mut conn = store.durable().await?;
+    let (deleted,): (i64,) = redis::pipe()
+        .del(store.key(&format!("websession:{}", old.hash)))
+        .srem(store.key(&index_key(&old.subject)), &old.hash)
+        .ignore()
+        .query_async(&mut conn)
+        .await?;
+    store.settle(&mut conn).await?;
+    if deleted == 0 {
+        end_new(store, &old.subject, &new).await?;
+        return Ok(None);
+    }
+    Ok(Some(new))
 }
 
 /// Ends one session (sign-out).

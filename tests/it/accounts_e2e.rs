@@ -211,7 +211,7 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
     // short by what shows) is said in German too, not as the server's English message.
     for (name, password, german) in [
         ("admin", PASSWORD, "reserviert"),
-        ("wanderer", "iloveyou", "häufigsten Passwörtern"),
+        ("wanderer", "iloveyou", "bei Datenlecks bekannt"),
         (
             "wanderer",
             "a\u{200b}\u{200b}\u{200b}\u{200b}\u{200b}\u{200b}\u{200b}",
@@ -1586,5 +1586,117 @@ async fn a_late_key_asks_for_the_password_on_the_page() {
         .filter(|e| !(e.contains("\"source\":\"network\"") && e.contains("/api/account/keys")))
         .cloned()
         .collect();
+    assert!(errors.is_empty(), "console errors {errors:#?}");
+}
+
+/// The password change on the page offers to revoke every agent key in the same step (a
+/// checkbox that says why, shown only while there are keys), and says afterwards which
+/// keys still work, by prefix and label (a label as text: the keys may be someone else's),
+/// or that they were revoked. At 390 and 1280 wide (screenshots `account-password-keys-*`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_password_change_on_the_page_names_the_keys_that_stay_and_revokes_them_when_asked() {
+    use crate::security::key_works;
+    let app = web_app().await;
+    app.person("wanderer", PASSWORD).await;
+    let mut keys = Vec::new();
+    for label in ["Laptop", "<img src=x onerror=alert(1)>"] {
+        let k = horst_identity::accounts::create_key(&app.store, "wanderer", Some(label))
+            .await
+            .unwrap();
+        keys.push(k);
+    }
+    let browser = launch().await;
+    let tab = signed_in_tab(&browser, &app, (390, 844)).await;
+    tab.wait_for(
+        "!document.getElementById('password-keys-field').hidden && document.getElementById('password-keys-count').textContent === '2'",
+        "the offer to revoke both keys",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("document.getElementById('password-revoke-keys').checked")
+            .await,
+        Value::Bool(false),
+        "keys stay unless asked"
+    );
+    tab.eval("document.getElementById('password-card').scrollIntoView()")
+        .await;
+    screenshot(&tab, "account-password-keys-offer-390").await;
+    assert_eq!(
+        crate::phone_pages::small_controls(&tab).await,
+        Vec::<String>::new(),
+        "controls too small to tap on a phone (account-password-keys-offer-390)"
+    );
+
+    // Changed without the box: both keys still work, and the page says so, by name.
+    const SECOND: &str = "ein neues passwort fuer wanderer";
+    fill(&tab, "#password-current", PASSWORD).await;
+    fill(&tab, "#password-new", SECOND).await;
+    fill(&tab, "#password-repeat", SECOND).await;
+    tab.eval("document.getElementById('password-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "document.getElementById('password-done').textContent.includes('gelten weiter')",
+        "the keys that stay, named",
+        LONG,
+    )
+    .await;
+    let done = text(&tab, "#password-done").await;
+    for k in &keys {
+        assert!(done.contains(&k.prefix), "{done}");
+        assert!(key_works(&app, &k.key).await);
+    }
+    assert!(done.contains("„<img src=x onerror=alert(1)>“"), "{done}");
+    tab.eval("document.getElementById('password-card').scrollIntoView()")
+        .await;
+    screenshot(&tab, "account-password-keys-stay-390").await;
+    viewport(&tab, 1280, 800).await;
+    tab.eval("document.getElementById('password-card').scrollIntoView()")
+        .await;
+    screenshot(&tab, "account-password-keys-stay-1280").await;
+
+    // Changed with the box: both keys are refused at once, and the offer goes away.
+    fill(&tab, "#password-current", SECOND).await;
+    fill(&tab, "#password-new", "und noch ein anderes passwort").await;
+    fill(&tab, "#password-repeat", "und noch ein anderes passwort").await;
+    click(&tab, "#password-revoke-keys").await;
+    tab.eval("document.getElementById('password-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "document.getElementById('password-done').textContent.includes('2 Agent-Schlüssel sind widerrufen') && document.getElementById('password-keys-field').hidden && !document.getElementById('no-keys').hidden",
+        "the keys revoked with the change",
+        LONG,
+    )
+    .await;
+    for k in &keys {
+        assert!(!key_works(&app, &k.key).await, "{} still works", k.prefix);
+    }
+    tab.eval("document.getElementById('password-card').scrollIntoView()")
+        .await;
+    screenshot(&tab, "account-password-keys-revoked-1280").await;
+    assert_eq!(
+        tab.eval("document.querySelectorAll('img').length").await,
+        json!(0),
+        "a label is text"
+    );
+    // No page is wider than the phone's screen.
+    viewport(&tab, 390, 844).await;
+    assert_eq!(
+        tab.eval("document.documentElement.scrollWidth <= 390")
+            .await,
+        Value::Bool(true)
+    );
+    // Signing out everywhere ends this tab's session too, and says so.
+    tab.eval("document.getElementById('everywhere-card').scrollIntoView()")
+        .await;
+    screenshot(&tab, "account-everywhere-390").await;
+    click(&tab, "#sign-out-everywhere").await;
+    tab.wait_for(
+        "!document.getElementById('signed-out').hidden && document.getElementById('notice').textContent.includes('überall abgemeldet')",
+        "signed out everywhere",
+        LONG,
+    )
+    .await;
+    let errors = tab.errors.lock().unwrap().clone();
     assert!(errors.is_empty(), "console errors {errors:#?}");
 }

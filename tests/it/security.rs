@@ -273,6 +273,17 @@ async fn operator_session(app: &TestApp) -> Visitor {
     o
 }
 
+/// `o`'s `/admin` session gives olga's password again (`POST /api/admin/session/confirm`).
+async fn confirm_password(o: &mut Visitor) {
+    let r = o
+        .post(
+            "/api/admin/session/confirm",
+            json!({ "password": PASSWORD }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
 /// The cookies olga's sign-in at `path` sets over TLS (behind a proxy that says https), the
 /// session's first.
 async fn tls_sign_in(app: &TestApp, path: &str) -> Vec<String> {
@@ -367,19 +378,61 @@ async fn the_admin_cookie_is_its_own_and_destructive_actions_ask_again() {
         )
         .await;
     assert_eq!(r.status, 401);
-    let r = o
-        .post(
-            "/api/admin/session/confirm",
-            json!({ "password": PASSWORD }),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.body);
+    confirm_password(&mut o).await;
     let r = o.post("/api/admin/accounts/fuchs/block", json!({})).await;
     assert_eq!(r.status, 200, "{}", r.body);
     let trail = horst_operator::sign_ins(&app.store, 0, 10).await.unwrap();
     assert!(trail
         .iter()
         .any(|e| e.action == "reauthenticated" && e.target == "olga"));
+}
+
+/// Cancelling a job throws its work away (a running job's charge stays) and cannot be
+/// undone, like ending a table: an `/admin` session whose credential was given more than 5
+/// minutes ago is asked for it again, and the job goes on meanwhile. It took `Operator`
+/// only: a cookie from a browser left signed in cancelled anyone's jobs for 12 hours.
+#[tokio::test]
+async fn cancelling_a_job_asks_an_admin_session_for_its_credential_again() {
+    let app = accounts_app().await;
+    let mut o = operator_session(&app).await;
+    let job = crate::job_control::admit(
+        &app,
+        horst_queue::JobKind::Playtest,
+        "fuchs",
+        "whatever".into(),
+    )
+    .await;
+    let path = format!("/api/admin/jobs/{job}/cancel");
+    app.store.set_clock_offset_ms(6 * 60 * 1000);
+    let r = o.post(&path, json!({ "reason": "flooding" })).await;
+    assert_eq!(
+        (r.status, r.body["code"].as_str()),
+        (403, Some("reauthenticate")),
+        "{}",
+        r.body
+    );
+    // So does cancelling every job of the account at once.
+    let r = o
+        .post(
+            "/api/admin/jobs/cancel",
+            json!({ "account": "fuchs", "reason": "flooding" }),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.body["code"].as_str()),
+        (403, Some("reauthenticate")),
+        "{}",
+        r.body
+    );
+    let rec = app.queue.get(&job).await.unwrap().unwrap();
+    assert_eq!(rec.state, horst_queue::JobState::Queued, "{rec:?}");
+    // Reading the jobs needs no confirmation.
+    assert_eq!(o.get(&format!("/api/admin/jobs/{job}")).await.status, 200);
+    confirm_password(&mut o).await;
+    let r = o.post(&path, json!({ "reason": "flooding" })).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let rec = app.queue.get(&job).await.unwrap().unwrap();
+    assert_eq!(rec.state, horst_queue::JobState::Cancelled, "{rec:?}");
 }
 
 #[tokio::test]
@@ -842,6 +895,191 @@ async fn a_person_changes_their_password_and_other_devices_are_signed_out() {
     );
 }
 
+/// A route that needs the play scope, with `jwt`: 404 for the table that does not exist,
+/// 401 without a valid credential.
+async fn jwt_status(app: &TestApp, jwt: &str) -> u16 {
+    bearer_status(
+        app,
+        reqwest::Method::GET,
+        "/api/v1/agent/sessions/ses_none/state",
+        jwt,
+    )
+    .await
+}
+
+/// The status of `method` `path` with `bearer` as the credential.
+async fn bearer_status(app: &TestApp, method: reqwest::Method, path: &str, bearer: &str) -> u16 {
+    app.http
+        .request(method, app.url(path))
+        .bearer_auth(bearer)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// Whether agent key `key` opens the agent API (through the same lookup the API makes).
+pub(crate) async fn key_works(app: &TestApp, key: &str) -> bool {
+    matches!(
+        horst_identity::accounts::authenticate(&app.store, Some(&format!("Bearer {key}"))).await,
+        Ok(Some(_))
+    )
+}
+
+/// A password change ends every session and JWT, not the agent keys (agents keep running
+/// through a routine change). But a person who changes it because someone else had the
+/// password, or their session, must learn that keys that someone may have made still work,
+/// and be able to end them in the same step: the answer names the keys that stay, and
+/// `"revokeKeys": true` revokes them all. Before, the answer said nothing of keys and a body
+/// asking for it was refused (unknown field).
+#[tokio::test]
+async fn a_password_change_names_the_keys_that_stay_and_revokes_them_when_asked() {
+    let app = accounts_app().await;
+    let (status, _) = sign_up_from(&app, "127.0.0.1", "paula", PASSWORD).await;
+    assert_eq!(status, 201);
+    let mut here = Visitor::new(&app);
+    assert_eq!(here.sign_in("paula", PASSWORD).await.status, 200);
+    let mut keys = Vec::new();
+    for label in ["laptop", "fremd"] {
+        let r = here
+            .post("/api/account/keys", json!({ "label": label }))
+            .await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        keys.push((
+            r.body["key"].as_str().unwrap().to_string(),
+            r.body["prefix"].as_str().unwrap().to_string(),
+        ));
+    }
+    let second = "ein ganz neues passwort";
+    let r = here
+        .post(
+            "/api/account/password",
+            json!({ "current": PASSWORD, "password": second }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["keys"]["revoked"], json!([]), "{}", r.body);
+    let remaining: Vec<&str> = r.body["keys"]["remaining"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no remaining keys named: {}", r.body))
+        .iter()
+        .map(|k| k["prefix"].as_str().unwrap())
+        .collect();
+    // Newest first, with what the page shows of each (never the key itself).
+    assert_eq!(remaining, [keys[1].1.as_str(), keys[0].1.as_str()]);
+    assert_eq!(r.body["keys"]["remaining"][0]["label"], "fremd");
+    assert!(!r.body.to_string().contains(&keys[0].0));
+    for (key, _) in &keys {
+        assert!(key_works(&app, key).await, "kept unless asked");
+    }
+
+    // The same step, asked to revoke them: every key is refused at once.
+    let r = here
+        .post(
+            "/api/account/password",
+            json!({ "current": second, "password": "noch ein anderes passwort", "revokeKeys": true }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let mut revoked: Vec<&str> = r.body["keys"]["revoked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    revoked.sort();
+    let mut made: Vec<&str> = keys.iter().map(|(_, p)| p.as_str()).collect();
+    made.sort();
+    assert_eq!(revoked, made);
+    assert_eq!(r.body["keys"]["remaining"], json!([]));
+    for (key, _) in &keys {
+        assert!(!key_works(&app, key).await, "revoked with the change");
+    }
+    assert_eq!(r.body["signedIn"], true, "this device stays signed in");
+    let listed = here.get("/api/account/keys").await;
+    assert_eq!(listed.body["items"], json!([]), "{}", listed.body);
+
+    // A wrong current password revokes nothing.
+    let r = here
+        .post("/api/account/keys", json!({ "label": "neu" }))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let key = r.body["key"].as_str().unwrap().to_string();
+    let r = here
+        .post(
+            "/api/account/password",
+            json!({ "current": "geraten!", "password": "ganz und gar anders", "revokeKeys": true }),
+        )
+        .await;
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert!(key_works(&app, &key).await);
+}
+
+/// A person can end every session and JWT of theirs without changing the password (ASVS
+/// 3.3.4: a browser left signed in elsewhere, a bridge tab on a shared machine): the other
+/// devices, the `/admin` session and the RCADIA JWT are refused at once, and so is this
+/// device; the agent keys stay, and the answer counts them. Before, only a password change
+/// did that: the route did not exist (404) and a sign-out ended only its own session.
+#[tokio::test]
+async fn a_person_signs_out_everywhere_without_changing_the_password() {
+    let app = accounts_app().await;
+    let mut o = operator_session(&app).await;
+    let mut here = Visitor::new(&app);
+    let mut there = Visitor::new(&app);
+    assert_eq!(here.sign_in("olga", PASSWORD).await.status, 200);
+    assert_eq!(there.sign_in("olga", PASSWORD).await.status, 200);
+    let jwt = rcadia_jwt(&app, "olga").await;
+    let key = here
+        .post("/api/account/keys", json!({ "label": "agent" }))
+        .await;
+    assert_eq!(key.status, 201, "{}", key.body);
+    let key = key.body["key"].as_str().unwrap().to_string();
+    assert_eq!(jwt_status(&app, &jwt).await, 404);
+
+    // Without the CSRF token (a forged cross-site form): refused, nothing ended.
+    let csrf = here.csrf.take();
+    let r = here
+        .post("/api/account/sign-out-everywhere", json!({}))
+        .await;
+    assert_eq!(
+        (r.status, r.body["code"].as_str()),
+        (403, Some("csrf")),
+        "{}",
+        r.body
+    );
+    assert_eq!(there.get("/api/account/keys").await.status, 200);
+    here.csrf = csrf;
+
+    let r = here
+        .post("/api/account/sign-out-everywhere", json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["signedIn"], false);
+    assert_eq!(r.body["activeKeys"], 1, "{}", r.body);
+    assert!(
+        r.set_cookie
+            .as_deref()
+            .is_some_and(|c| c.contains("Max-Age=0")),
+        "{:?}",
+        r.set_cookie
+    );
+    for (who, v) in [("there", &mut there), ("here", &mut here)] {
+        assert_eq!(v.get("/api/account/keys").await.status, 401, "{who}");
+    }
+    assert_eq!(
+        o.get("/api/admin/overview").await.status,
+        401,
+        "the /admin session"
+    );
+    assert_eq!(jwt_status(&app, &jwt).await, 401, "the JWT");
+    assert!(key_works(&app, &key).await, "keys stay");
+    // A new sign-in works as before.
+    let mut later = Visitor::new(&app);
+    assert_eq!(later.sign_in("olga", PASSWORD).await.status, 200);
+    assert_eq!(later.get("/api/account/keys").await.status, 200);
+}
+
 /// Wrong guesses sent all at once are limited like guesses sent one after another: the
 /// limits' look happens only once a password check may run (at most 4 at once a process),
 /// so at most the free failures and the checks in flight get an answer from the password.
@@ -1056,6 +1294,71 @@ async fn a_confirmation_after_the_session_ended_leaves_nothing_behind() {
         .is_none());
 }
 
+/// A confirmation of the password (or admin token) belongs to the browser that gave it: the
+/// session gets a new id (the CSRF token stays), and the old id ends. A copy of the cookie (taken
+/// from a browser left signed in) waits for the person to confirm, on `/admin` before a
+/// destructive action or on `/account` with a late key, and then shared the fresh credential
+/// for 5 minutes: before, the copy blocked an account, and made agent keys, without the
+/// password (200 and 201).
+#[tokio::test]
+async fn a_copy_of_the_cookie_does_not_share_a_confirmation() {
+    let app = accounts_app().await;
+    let mut o = operator_session(&app).await;
+    let mut copy = Visitor::new(&app);
+    copy.cookie = o.cookie.clone();
+    copy.csrf = o.csrf.clone();
+    app.store.set_clock_offset_ms(6 * 60 * 1000);
+    confirm_password(&mut o).await;
+    assert_ne!(
+        o.cookie, copy.cookie,
+        "a new id for the browser that confirmed"
+    );
+    assert_eq!(
+        o.csrf, copy.csrf,
+        "the CSRF token stays: the page goes on with it"
+    );
+    let r = copy
+        .post("/api/admin/accounts/fuchs/block", json!({}))
+        .await;
+    assert_eq!(r.status, 401, "the copy: {}", r.body);
+    let r = o.post("/api/admin/accounts/fuchs/block", json!({})).await;
+    assert_eq!(r.status, 200, "the browser that confirmed: {}", r.body);
+
+    // The same on /account: a late key with the password renews the session.
+    app.store.set_clock_offset_ms(0);
+    let mut here = Visitor::new(&app);
+    assert_eq!(here.sign_in("olga", PASSWORD).await.status, 200);
+    let mut copy = Visitor::new(&app);
+    copy.cookie = here.cookie.clone();
+    copy.csrf = here.csrf.clone();
+    app.store.set_clock_offset_ms(6 * 60 * 1000);
+    let r = here
+        .post(
+            "/api/account/keys",
+            json!({ "label": "mine", "password": PASSWORD }),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert!(r.body["key"]
+        .as_str()
+        .is_some_and(|k| k.starts_with("gcv_")));
+    assert_ne!(here.cookie, copy.cookie);
+    let r = copy
+        .post("/api/account/keys", json!({ "label": "theirs" }))
+        .await;
+    assert_eq!(r.status, 401, "the copy: {}", r.body);
+    let r = here
+        .post("/api/account/keys", json!({ "label": "second" }))
+        .await;
+    assert_eq!(
+        r.status, 201,
+        "fresh for the browser that gave it: {}",
+        r.body
+    );
+    let listed = here.get("/api/account/keys").await;
+    assert_eq!(listed.body["items"].as_array().unwrap().len(), 2);
+}
+
 /// A sign-in name no account can have is never looked up: `olga:websessions` named the key
 /// of olga's browser sessions, and its type error (500 at once, uncounted) told anyone that
 /// she had signed in lately; `olga:keys`, that she had keys. Such a name is refused like a
@@ -1233,18 +1536,7 @@ async fn a_signed_out_jwt_is_refused_and_the_persons_other_jwts_work_on() {
     let app = accounts_app().await;
     app.person("olga", PASSWORD).await;
     let jwt = || rcadia_jwt(&app, "olga");
-    // A route that needs the play scope: 404 for a table that does not exist, 401 without
-    // a valid credential.
-    let status = async |jwt: &str| {
-        app.http
-            .get(app.url("/api/v1/agent/sessions/ses_none/state"))
-            .bearer_auth(jwt)
-            .send()
-            .await
-            .unwrap()
-            .status()
-            .as_u16()
-    };
+    let status = async |jwt: &str| jwt_status(&app, jwt).await;
     let (laptop, phone) = (jwt().await, jwt().await);
     assert_eq!(status(&laptop).await, 404);
     assert_eq!(status(&phone).await, 404);
@@ -1258,14 +1550,7 @@ async fn a_signed_out_jwt_is_refused_and_the_persons_other_jwts_work_on() {
 
 /// `DELETE /api/v1/auth/session` with `jwt`: its status.
 async fn sign_out_jwt(app: &TestApp, jwt: &str) -> u16 {
-    app.http
-        .delete(app.url("/api/v1/auth/session"))
-        .bearer_auth(jwt)
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
+    bearer_status(app, reqwest::Method::DELETE, "/api/v1/auth/session", jwt).await
 }
 
 /// A token sign-in on `/admin` from `ip`: its status and body.
@@ -1924,13 +2209,7 @@ async fn opening_sign_up_or_self_service_keys_asks_for_the_credential_again() {
             .unwrap(),
         "{closed}"
     );
-    let r = o
-        .post(
-            "/api/admin/session/confirm",
-            json!({ "password": PASSWORD }),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.body);
+    confirm_password(&mut o).await;
     for (path, field) in switches {
         let r = o.post(path, json!({ field: true })).await;
         assert_eq!(r.status, 200, "opening {path} once confirmed: {}", r.body);

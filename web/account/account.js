@@ -79,7 +79,7 @@ function explain(res, context) {
 function invalidInput(message) {
   const m = String(message || "");
   let n;
-  if (/common passwords/.test(m)) return "Dieses Passwort gehört zu den häufigsten Passwörtern, die zuerst geraten werden. Wähle ein anderes (mehrere Wörter, die nichts miteinander zu tun haben, sind leicht zu merken und schwer zu erraten).";
+  if (/common passwords/.test(m)) return "Dieses Passwort steht in Listen von Passwörtern, die bei Datenlecks bekannt wurden: Es gehört zu den häufigsten, die zuerst geraten werden, auch in anderer Groß- und Kleinschreibung. Wähle ein anderes (mehrere Wörter, die nichts miteinander zu tun haben, sind leicht zu merken und schwer zu erraten).";
   if ((n = /password needs at least (\d+)/.exec(m))) return `Das Passwort braucht mindestens ${n[1]} Zeichen. Leerzeichen hintereinander zählen als eines, unsichtbare Zeichen und Steuerzeichen zählen nicht.`;
   if ((n = /password may have at most (\d+) bytes/.exec(m))) return `Das Passwort ist zu lang (höchstens ${n[1]} Bytes).`;
   if (/must not be the account name/.test(m)) return NAME_IN_PASSWORD;
@@ -236,6 +236,10 @@ async function loadKeys() {
   rows.replaceChildren(...items.map(keyRow));
   $("keys-table").hidden = items.length === 0;
   $("no-keys").hidden = items.length !== 0;
+  // The password change offers to revoke them all in the same step, when there are any.
+  $("password-keys-field").hidden = activeKeys === 0;
+  $("password-keys-count").textContent = String(activeKeys);
+  if (activeKeys === 0) $("password-revoke-keys").checked = false;
   const full = activeKeys >= maxKeys;
   $("create-key").disabled = full;
   $("key-count").textContent = full
@@ -335,6 +339,21 @@ onClick($("sign-out"), async () => {
   start();
 });
 
+// Every session and JWT of the person ends, this one too; the keys stay (the answer counts them).
+onClick($("sign-out-everywhere"), async () => {
+  const res = await api("POST", "/api/account/sign-out-everywhere");
+  if (res.status !== 200) {
+    if (res.status === 401) return signedOut(res);
+    notice(explain(res));
+    return;
+  }
+  csrf = null;
+  const n = res.body.activeKeys || 0;
+  const keys = n === 0 ? "" : ` ${n === 1 ? "Dein Agent-Schlüssel gilt" : `Deine ${n} Agent-Schlüssel gelten`} weiter.`;
+  notice(`Du bist überall abgemeldet, auch hier.${keys}`);
+  start();
+});
+
 onSubmit($("password-form"), async (ev) => {
   const f = ev.target;
   const current = f.elements.current.value;
@@ -352,11 +371,12 @@ onSubmit($("password-form"), async (ev) => {
     & fieldError("password-new", pwProblem)
     & fieldError("password-repeat", password === repeat ? "" : "Die beiden Passwörter sind verschieden.");
   if (!ok) return;
-  const res = await api("POST", "/api/account/password", { current, password });
+  const revokeKeys = $("password-revoke-keys").checked && !$("password-keys-field").hidden;
+  const res = await api("POST", "/api/account/password", { current, password, revokeKeys });
   if (res.status === 200) {
     f.reset();
     render(res.body);
-    const done = "Dein Passwort ist geändert. Auf deinen anderen Geräten bist du jetzt abgemeldet.";
+    const done = `Dein Passwort ist geändert. Auf deinen anderen Geräten bist du jetzt abgemeldet. ${keysAfterChange(res.body.keys)}`.trim();
     notice(done);
     // Said beside the form too: the notice at the top is out of view down here.
     $("password-done").textContent = done;
@@ -369,6 +389,20 @@ onSubmit($("password-form"), async (ev) => {
     $("password-error").textContent = explain(res, "password");
   }
 });
+
+/** What a password change did to the agent keys (the answer's `keys`), in words. */
+function keysAfterChange(keys) {
+  const revoked = (keys && keys.revoked) || [];
+  const remaining = (keys && keys.remaining) || [];
+  const some = (n) => (n === 1 ? "Ein Agent-Schlüssel" : `${n} Agent-Schlüssel`);
+  const parts = [];
+  if (revoked.length) parts.push(`${some(revoked.length)} ${revoked.length === 1 ? "ist" : "sind"} widerrufen.`);
+  if (remaining.length) {
+    const named = remaining.map((k) => `${k.prefix}…${k.label ? ` („${k.label}“)` : ""}`).join(", ");
+    parts.push(`${some(remaining.length)} ${remaining.length === 1 ? "gilt" : "gelten"} weiter: ${named}. Kennst du einen nicht, widerrufe ihn unten.`);
+  }
+  return parts.join(" ");
+}
 
 onSubmit($("key-form"), async (ev) => {
   const label = ev.target.elements.label.value.trim();

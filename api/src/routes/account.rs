@@ -1,7 +1,8 @@
 //! `/account`: people's game accounts. The page (`web/account/`, German) and its API under
 //! `/api/account/...`: sign-up (when the operator opened it), sign-in and sign-out with a
-//! session cookie, and the Agent-Schlüssel card (create a key, shown once; list; revoke; at
-//! most 5 active), the account's trust tier and today's remaining quotas.
+//! session cookie (and sign-out everywhere: every session and JWT of the person), the
+//! password change, and the Agent-Schlüssel card (create a key, shown once; list; revoke;
+//! at most 5 active), the account's trust tier and today's remaining quotas.
 //!
 //! The session cookie is `HttpOnly`, `SameSite=Strict`, `Secure` when served over TLS
 //! (`sessions.public_url` is https, or a proxy says `X-Forwarded-Proto: https`). Sign-in
@@ -44,6 +45,10 @@ pub fn router() -> Router<AppState> {
         .route("/api/account/sign-up", post(sign_up))
         .route("/api/account/sign-in", post(sign_in))
         .route("/api/account/sign-out", post(sign_out))
+        .route(
+            "/api/account/sign-out-everywhere",
+            post(sign_out_everywhere),
+        )
         .route("/api/account/password", post(change_password))
         .route("/api/account/keys", get(list_keys).post(create_key))
         .route("/api/account/keys/{prefix}/revoke", post(revoke_key))
@@ -178,6 +183,25 @@ pub(crate) async fn end_previous(state: &AppState, cookie: Option<&str>) -> Resu
         }
     }
     Ok(())
+}
+
+/// Gives a session whose credential was just given again (checked in `generation`; `None`
+/// for an admin token's) a new id with the same CSRF token, and ends the old id
+/// (`horst_identity::people::renew_session`): a copy of the old cookie does not share the
+/// confirmation. 401 when the session ended meanwhile. The caller sets the new cookie.
+pub(crate) async fn renew_session(
+    state: &AppState,
+    old: &web_sessions::WebSession,
+    generation: Option<CredentialGeneration>,
+) -> Result<web_sessions::NewSession, ApiError> {
+    people::renew_session(&state.store, &state.auth, old, generation)
+        .await?
+        .ok_or_else(|| {
+            ApiError::new(
+                ApiCode::Unauthorized,
+                "your session ended meanwhile (signed out, or the password changed); sign in again",
+            )
+        })
 }
 
 /// Counts a sign-up attempt (each costs a password hash) against the per-address burst
@@ -323,6 +347,23 @@ struct SessionView {
     /// What the page sends back in `X-CSRF-Token`.
     #[serde(skip_serializing_if = "Option::is_none")]
     csrf: Option<String>,
+    /// After a password change: the agent keys it revoked and those that still work.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    keys: Option<KeysAfterChange>,
+}
+
+/// What a password change did to the account's agent keys. A key is an agent's credential,
+/// not a sign-in: the change ends every session and JWT but revokes keys only when asked
+/// (`revokeKeys`), and says which still work, so a person who changes the password because
+/// someone else had it (or their session, which can make keys) sees what that someone may
+/// still hold.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct KeysAfterChange {
+    /// Prefixes of the keys the change revoked.
+    revoked: Vec<String>,
+    /// The keys that still work, newest first.
+    remaining: Vec<horst_identity::accounts::KeyInfo>,
 }
 
 /// The page's first call: who is signed in (if anyone) and whether sign-up is open. A
@@ -334,6 +375,7 @@ async fn session(State(state): State<AppState>, headers: HeaderMap) -> Result<Re
         sign_up_open,
         account: None,
         csrf: None,
+        keys: None,
     };
     if let Some(id) = session_cookie(&state, &headers) {
         if let Some(s) = web_sessions::load(&state.store, id).await? {
@@ -369,13 +411,15 @@ impl Expected for Credentials {
     const EXPECTED: &'static str = "{\"name\": \"...\", \"password\": \"...\"}";
 }
 
-/// Starts a session for `person` and answers with its cookie and CSRF token.
+/// Starts a session for `person` and answers with its cookie and CSRF token (and, after a
+/// password change, what it did to the keys).
 async fn signed_in(
     state: &AppState,
     headers: &HeaderMap,
     person: &Person,
     generation: CredentialGeneration,
     status: StatusCode,
+    keys: Option<KeysAfterChange>,
 ) -> Result<Response, ApiError> {
     end_previous(state, session_cookie(state, headers)).await?;
     let subject = Subject::Account(person.name.clone());
@@ -385,6 +429,7 @@ async fn signed_in(
         sign_up_open: people::sign_up_open(&state.store, &state.config).await?,
         account: Some(AccountView::from(person)),
         csrf: Some(new.csrf),
+        keys,
     };
     let mut r = (status, Json(view)).into_response();
     set_cookie(state, headers, &mut r, Some(&new.id));
@@ -423,7 +468,15 @@ async fn sign_up(
         .ok_or_else(|| ApiError::internal("a new account is not readable"))?;
     tracing::info!(account = %name, "a person signed up");
     let generation = state.auth.generation(&name).await?;
-    signed_in(&state, &headers, &person, generation, StatusCode::CREATED).await
+    signed_in(
+        &state,
+        &headers,
+        &person,
+        generation,
+        StatusCode::CREATED,
+        None,
+    )
+    .await
 }
 
 /// Password hashes and checks one API process's requests wait for at once (sign-up and the
@@ -552,7 +605,7 @@ async fn sign_in(
     same_origin(&headers)?;
     let (person, generation) =
         check_password(&state, address, &body.name, &body.password, "account").await?;
-    signed_in(&state, &headers, &person, generation, StatusCode::OK).await
+    signed_in(&state, &headers, &person, generation, StatusCode::OK, None).await
 }
 
 async fn sign_out(
@@ -562,6 +615,33 @@ async fn sign_out(
 ) -> Result<Response, ApiError> {
     web_sessions::end(&state.store, &me.session).await?;
     let mut r = Json(serde_json::json!({ "signedIn": false })).into_response();
+    set_cookie(&state, &headers, &mut r, None);
+    Ok(r)
+}
+
+/// Ends every session and JWT of the signed-in person, this one too (a browser left signed
+/// in elsewhere, a bridge tab, a JWT on another machine), without changing the password:
+/// ASVS 3.3.4. Agent keys stay (the answer says so): they are revoked on the key card, or
+/// with a password change that asks for it. Each call moves the person's credential
+/// generation and every process's identity cache, as a password change does; it needs a
+/// session, and sessions come only from sign-ins, which are bounded per account and hour.
+async fn sign_out_everywhere(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    me: SignedIn,
+) -> Result<Response, ApiError> {
+    let name = me.person.name.clone();
+    people::end_sessions(&state.store, &state.auth, &name).await?;
+    let keys = horst_identity::accounts::list_keys(&state.store, Some(&name), false, 0, usize::MAX)
+        .await?
+        .total;
+    tracing::info!(account = %name, "signed out everywhere on /account");
+    let mut r = Json(serde_json::json!({
+        "signedIn": false,
+        "everywhere": true,
+        "activeKeys": keys,
+    }))
+    .into_response();
     set_cookie(&state, &headers, &mut r, None);
     Ok(r)
 }
@@ -599,19 +679,27 @@ impl Expected for NewKey {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct PasswordChange {
     current: String,
     password: String,
+    /// Revoke every agent key of the account too, in the same step.
+    #[serde(default)]
+    revoke_keys: bool,
 }
 
 impl Expected for PasswordChange {
-    const EXPECTED: &'static str = "{\"current\": \"...\", \"password\": \"...\"}";
+    const EXPECTED: &'static str =
+        "{\"current\": \"...\", \"password\": \"...\", \"revokeKeys\": false}";
 }
 
 /// A person changes their password on `/account`: the current one is asked for (within the
 /// sign-in limits and recorded in the sign-in trail, so a taken-over session cannot guess
 /// it), then every session and JWT of theirs ends, and this device gets a new session.
+/// Agent keys are revoked too when the body says `"revokeKeys": true` (after the sessions
+/// ended, so no other session makes one meanwhile); the answer's `keys` names those revoked
+/// and those that still work. Keys are not revoked unasked: agents keep running through a
+/// routine change, and a key made by someone else is told apart only by the person.
 async fn change_password(
     State(state): State<AppState>,
     ClientAddr(address): ClientAddr,
@@ -626,13 +714,36 @@ async fn change_password(
         let _hash = password_work().await?;
         people::set_password(&state.store, &state.auth, &name, &body.password).await?;
     }
-    tracing::info!(account = %name, "password changed on /account; the other sessions ended");
+    let revoked = if body.revoke_keys {
+        people::revoke_keys(&state.store, &name).await?
+    } else {
+        Vec::new()
+    };
+    let remaining =
+        horst_identity::accounts::list_keys(&state.store, Some(&name), false, 0, usize::MAX)
+            .await?
+            .items;
+    tracing::info!(
+        account = %name,
+        keys_revoked = revoked.len(),
+        keys_remaining = remaining.len(),
+        "password changed on /account; the other sessions ended"
+    );
     let person = people::load(&state.store, &name)
         .await?
         .ok_or_else(|| ApiError::internal("the account is not readable"))?;
     // The generation the change moved to: this device's new session belongs to it.
     let generation = state.auth.generation(&name).await?;
-    signed_in(&state, &headers, &person, generation, StatusCode::OK).await
+    let keys = KeysAfterChange { revoked, remaining };
+    signed_in(
+        &state,
+        &headers,
+        &person,
+        generation,
+        StatusCode::OK,
+        Some(keys),
+    )
+    .await
 }
 
 /// Keys a person may make on `/account` in any 24 hours. A revoked key's record is kept (it
@@ -645,12 +756,33 @@ const KEYS_PER_DAY: u32 = 20;
 /// change, so a session whose password was given more than [`web_sessions::REAUTH_WINDOW`]
 /// ago (a browser left signed in, a stolen cookie) must give it again: in the body, checked
 /// within the sign-in limits and recorded in the sign-in trail (`key_create`), after which
-/// the session counts as fresh again as an `/admin` confirmation does.
+/// the browser gets a new session id, fresh again (as an `/admin` confirmation does; a copy
+/// of the old cookie ends), set on the answer whatever it is.
 async fn create_key(
     State(state): State<AppState>,
     ClientAddr(address): ClientAddr,
+    headers: HeaderMap,
     me: SignedIn,
     Json(body): Json<NewKey>,
+) -> Response {
+    let mut renewed = None;
+    let mut r = make_key(&state, address, &me, body, &mut renewed)
+        .await
+        .unwrap_or_else(IntoResponse::into_response);
+    if let Some(new) = renewed {
+        set_cookie(&state, &headers, &mut r, Some(&new.id));
+    }
+    r
+}
+
+/// [`create_key`] but for the cookie: `renewed` gets the new session once the password was
+/// given again.
+async fn make_key(
+    state: &AppState,
+    address: std::net::IpAddr,
+    me: &SignedIn,
+    body: NewKey,
+    renewed: &mut Option<web_sessions::NewSession>,
 ) -> Result<Response, ApiError> {
     use horst_limits::{BurstError, Limit};
     if !me.session.recently_authenticated() {
@@ -663,20 +795,15 @@ async fn create_key(
                 ),
             ));
         };
-        let (person, _) =
-            check_password(&state, address, &me.person.name, password, "key_create").await?;
+        let (person, generation) =
+            check_password(state, address, &me.person.name, password, "key_create").await?;
         if person.name != me.person.name {
             return Err(ApiError::new(
                 ApiCode::InvalidCredentials,
                 "wrong name or password",
             ));
         }
-        if !web_sessions::confirm(&state.store, &me.session).await? {
-            return Err(ApiError::new(
-                ApiCode::Unauthorized,
-                "your session ended meanwhile (signed out, or the password changed); sign in again",
-            ));
-        }
+        *renewed = Some(renew_session(state, &me.session, Some(generation)).await?);
     }
     let per_day = Limit {
         name: "account_key_create",

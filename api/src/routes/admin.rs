@@ -2,7 +2,8 @@
 //! actions as `horst admin ...`). It needs `Authorization: Bearer <an active admin token>`
 //! (with no active admin token the bearer API does not exist: 404), or the `/admin` page's
 //! session cookie with its CSRF token (`extract::Operator`); destructive actions (quarantine,
-//! rollback, block, roles, credentials, the gateway switch, ending a table) take `extract::Confirmed`, which
+//! rollback, block, roles, credentials, the gateway switch, ending a table, cancelling a job in
+//! `routes/admin_jobs.rs`) take `extract::Confirmed`, which
 //! asks a page session for its credential again after 5 minutes; so does opening sign-up or
 //! self-service keys (`extract::MaybeConfirmed`), which hands an account to anyone who asks. Errors are the REST shape
 //! `{ error, code }` with the status of their code (`crate::error::tool_status`); a stale

@@ -1,6 +1,10 @@
 //! `/api/admin/jobs...` and `/api/admin/queue`: the operator's job view and cancel, over
 //! `horst_operator::jobs` (the same calls as `horst admin job ...` and `admin queue`).
-//! Same callers as `routes/admin.rs` (an admin token, or the `/admin` page's session).
+//! Same callers as `routes/admin.rs` (an admin token, or the `/admin` page's session). The
+//! reads take `extract::Operator`; a cancel takes `extract::Confirmed`, as the other
+//! destructive operator actions do: it throws away the job's work (a running job's seconds
+//! so far are charged to its account all the same) and cannot be undone, so a page session
+//! must have given its credential within 5 minutes.
 
 use axum::extract::State;
 use axum::routing::{get, post};
@@ -11,7 +15,7 @@ use horst_operator::jobs::{self as job_control, AccountToday, JobFilter, JobPage
 use horst_queue::CancelOutcome;
 
 use super::admin::{answer, Answer};
-use crate::extract::{Expected, Json, Operator, Path, Query};
+use crate::extract::{Confirmed, Expected, Json, Operator, Path, Query};
 use crate::AppState;
 
 pub fn router() -> Router<AppState> {
@@ -90,7 +94,7 @@ struct Cancelled {
 
 async fn cancel(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    Confirmed(op): Confirmed,
     Path(id): Path<String>,
     Json(body): Json<CancelBody>,
 ) -> Answer {
@@ -125,7 +129,7 @@ struct AccountCancelled {
 /// Every job of one account waiting or running now, cancelled (each audited `job_cancel`).
 async fn cancel_account(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    Confirmed(op): Confirmed,
     Json(body): Json<CancelAccountBody>,
 ) -> Answer {
     let jobs_cancelled = job_control::cancel_account_jobs(

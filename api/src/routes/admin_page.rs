@@ -360,22 +360,26 @@ struct Confirmation {
 
 /// Re-authentication for destructive actions: the session's person gives their password
 /// again, an admin-token session its token; within the sign-in limits, and recorded in the
-/// sign-in trail (`reauthenticated`).
+/// sign-in trail (`reauthenticated`). The browser gets a new session id (the CSRF token
+/// stays) and the old id ends, so a copy of the cookie does not share the confirmation.
 async fn confirm(
     State(state): State<AppState>,
     ClientAddr(address): ClientAddr,
+    headers: HeaderMap,
     op: PageOperator,
     Json(body): Json<ConfirmBody>,
 ) -> Result<Response, ApiError> {
-    match (&op.session.subject, body.password, body.token) {
+    let generation = match (&op.session.subject, body.password, body.token) {
         (Subject::Operator(name), Some(password), None) => {
-            let (person, _) = check_password(&state, address, name, &password, "admin").await?;
+            let (person, generation) =
+                check_password(&state, address, name, &password, "admin").await?;
             if person.name != *name {
                 return Err(ApiError::new(
                     ApiCode::InvalidCredentials,
                     "wrong name or password",
                 ));
             }
+            Some(generation)
         }
         (Subject::AdminToken { token_id, .. }, None, Some(token)) => {
             if check_token(&state, address, &token).await? != *token_id {
@@ -384,6 +388,7 @@ async fn confirm(
                     "this is not the admin token this session signed in with",
                 ));
             }
+            None
         }
         _ => {
             return Err(ApiError::new(
@@ -391,13 +396,7 @@ async fn confirm(
                 format!("send {}", ConfirmBody::EXPECTED),
             ))
         }
-    }
-    if !web_sessions::confirm(&state.store, &op.session).await? {
-        return Err(ApiError::new(
-            ApiCode::Unauthorized,
-            "your session ended meanwhile (signed out, or the password changed); sign in again",
-        ));
-    }
+    };
     let target = op.who.strip_prefix("page:").unwrap_or(&op.who);
     horst_operator::record_sign_in(
         &state.store,
@@ -407,13 +406,15 @@ async fn confirm(
         SignInOutcome::Confirmed,
     )
     .await?;
-    Ok(no_store(
-        Json(Confirmation {
-            confirmed: true,
-            valid_seconds: web_sessions::REAUTH_WINDOW.as_secs(),
-        })
-        .into_response(),
-    ))
+    // Last: an error after it would leave the browser with the old id, ended.
+    let new = super::account::renew_session(&state, &op.session, generation).await?;
+    let mut r = Json(Confirmation {
+        confirmed: true,
+        valid_seconds: web_sessions::REAUTH_WINDOW.as_secs(),
+    })
+    .into_response();
+    set_admin_cookie(&state, &headers, &mut r, Some(&new.id));
+    Ok(no_store(r))
 }
 
 #[cfg(test)]
