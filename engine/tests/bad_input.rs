@@ -1,7 +1,6 @@
 //! Bad input gives the documented error, never a panic.
 
-mod common;
-use common::*;
+use crate::common::*;
 use horst_engine::{
     parse_replay, parse_replay_json, render_map, validate_map, validate_map_bytes, ValidationReport,
 };

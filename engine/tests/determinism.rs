@@ -1,8 +1,7 @@
 //! Determinism: the same run repeated, cloned mid-way and run on several threads at once gives
 //! identical state hashes; random replays on random valid maps never panic and reproduce.
 
-mod common;
-use common::*;
+use crate::common::*;
 use horst_engine::{parse_map, referee, Replay, Sim, Status, Step};
 use proptest::prelude::*;
 

@@ -1,7 +1,6 @@
 //! The format reference, the palette, the versions and the map hash.
 
-mod common;
-use common::*;
+use crate::common::*;
 use horst_engine::sim::palette::{BLOCKS, ENTITIES};
 use horst_engine::{
     engine_version, map_format, palette, parse_map, render_map, validate_map, FORMAT_REFERENCE,

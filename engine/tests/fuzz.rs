@@ -1,8 +1,7 @@
 //! Fuzz-style tests: arbitrary bytes and mutated valid maps and replays never make the engine
 //! panic.
 
-mod common;
-use common::*;
+use crate::common::*;
 use horst_engine::{
     parse_map, parse_replay, parse_replay_json, referee, render_map, validate_map,
     validate_map_bytes, EngineError, Replay, Step,

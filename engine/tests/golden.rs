@@ -3,8 +3,7 @@
 //! simulation that moves any of these is a change of the game: update the table on purpose
 //! (the failure message prints the new rows).
 
-mod common;
-use common::*;
+use crate::common::*;
 use horst_engine::{referee, validate_map};
 
 /// Eight replays were made easier for a person (levels/README.md), and moved: 02 246 -> 170

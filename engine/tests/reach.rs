@@ -2,8 +2,7 @@
 //! bird's feet is in during a real run is reached, so `nest_unreachable` never fires on a
 //! level a replay (the planner's or anyone's) can win.
 
-mod common;
-use common::*;
+use crate::common::*;
 use horst_engine::format::reach::{envelopes, reach};
 use horst_engine::physics::{PLAYER_H, PLAYER_W, TILE_SHIFT};
 use horst_engine::{parse_map, validate_map, Map, Replay, Sim, Status};

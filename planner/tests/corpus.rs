@@ -8,7 +8,7 @@ use horst_engine::{parse_replay_json, referee, Map};
 use horst_planner::{PlanOutcome, UnresolvedReason};
 use std::time::Duration;
 
-mod common;
+use crate::common;
 use common::{load, plan_for, root};
 
 /// Every map with a winning replay beside it, in `levels/` and `levels/corpus/`.

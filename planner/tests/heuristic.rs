@@ -8,7 +8,7 @@ use horst_engine::physics::{PLAYER_H, PLAYER_W, TILE_SHIFT};
 use horst_engine::{parse_map, parse_replay_json, Map, Sim, Status};
 use horst_planner::relaxed::Relaxed;
 
-mod common;
+use crate::common;
 use common::root;
 
 /// Every level with a known winning replay: (name, map, replay text).

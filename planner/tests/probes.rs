@@ -8,7 +8,7 @@ use horst_feasibility::Verdict;
 use horst_planner::{PlanOutcome, UnresolvedReason};
 use std::path::PathBuf;
 
-mod common;
+use crate::common;
 use common::{load, plan_for, root};
 
 /// The probes whose name starts with `prefix`, in name order.

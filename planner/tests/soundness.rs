@@ -4,7 +4,7 @@
 //! so no proof of the planner may call it unreachable, and the validator must not warn
 //! `nest_unreachable` either. `examples/soundness.rs` runs thousands of these.
 
-mod adversarial;
+use crate::adversarial;
 
 use adversarial::{explore, level, targets, CLASSES};
 use horst_engine::{parse_map, validate_map};

@@ -9,7 +9,10 @@
 //!   that key's slot);
 //! - the HTTP API (`api/`) does not depend on `redis`: it talks to the library crates;
 //! - the API's routes read path parameters through `horst_api::extract::Path`, whose
-//!   rejection is the API's own JSON answer (axum's is plain text).
+//!   rejection is the API's own JSON answer (axum's is plain text);
+//! - a crate whose test targets are listed (`autotests = false`, several test files built as
+//!   one binary: docs/benchmarks.md, "Fewer test binaries") leaves no file beside them that
+//!   no target declares, whose tests would never run.
 //!
 //! Code not yet moved onto the registry is listed in [`NOT_YET`], each entry with who moves
 //! it; removing an entry puts that code under every rule.
@@ -344,4 +347,130 @@ fn api_routes_take_path_parameters_through_the_apis_extractor() {
         );
     }
     assert!(seen > 5, "the routes were not found ({seen} files)");
+}
+
+/// The files and module folders beside a crate's listed test targets that no target declares
+/// (`mod name;` in any `.rs` file of the targets' folders, or a `[[test]]` path): with
+/// `autotests = false` cargo builds only the listed targets, so such a file's tests never
+/// run. `files` are the paths relative to the crate, `text` reads one.
+fn undeclared_test_files(
+    manifest: &str,
+    files: &[String],
+    text: impl Fn(&str) -> String,
+) -> Vec<String> {
+    let manifest: toml::Table = toml::from_str(manifest).unwrap();
+    let autotests = manifest
+        .get("package")
+        .and_then(|p| p.get("autotests"))
+        .and_then(|a| a.as_bool());
+    if autotests != Some(false) {
+        return Vec::new();
+    }
+    let roots: BTreeSet<String> = manifest
+        .get("test")
+        .and_then(|t| t.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|t| Some(t.get("path")?.as_str()?.to_string()))
+        .collect();
+    let dir_of = |path: &str| path.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+    let dirs: BTreeSet<String> = roots.iter().map(|r| dir_of(r)).collect();
+    // What each listed folder's files declare (`mod name;`, with or without `pub`).
+    let mut declared = BTreeSet::new();
+    for file in files.iter().filter(|f| dirs.contains(&dir_of(f))) {
+        for line in text(file).lines() {
+            let line = line.trim_start();
+            let line = line.strip_prefix("pub ").unwrap_or(line);
+            let line = line.strip_prefix("pub(crate) ").unwrap_or(line);
+            if let Some(name) = line.strip_prefix("mod ").and_then(|l| l.strip_suffix(';')) {
+                declared.insert(format!("{}/{}", dir_of(file), name.trim()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for file in files {
+        let dir = dir_of(file);
+        let module = if let Some(folder) = file.strip_suffix("/mod.rs") {
+            // A module folder beside the targets (`tests/common/mod.rs`).
+            if !dirs.contains(&dir_of(folder)) {
+                continue;
+            }
+            folder.to_string()
+        } else if dirs.contains(&dir) && !roots.contains(file) {
+            file.strip_suffix(".rs").unwrap_or(file).to_string()
+        } else {
+            continue;
+        };
+        if !declared.contains(&module) {
+            out.push(file.clone());
+        }
+    }
+    out
+}
+
+#[test]
+fn every_test_file_of_a_listed_crate_is_built() {
+    let manifest = "[package]\nname = \"x\"\nautotests = false\n\n\
+        [[test]]\nname = \"x_tests\"\npath = \"tests/main.rs\"\n";
+    let files = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    let text = |f: &str| match f {
+        "tests/main.rs" => "mod a;\npub mod common;\n".to_string(),
+        _ => String::new(),
+    };
+    // A file and a module folder nothing declares are reported; src/ is not looked at.
+    assert_eq!(
+        undeclared_test_files(
+            manifest,
+            &files(&[
+                "src/lib.rs",
+                "tests/main.rs",
+                "tests/a.rs",
+                "tests/b.rs",
+                "tests/common/mod.rs",
+                "tests/extra/mod.rs",
+            ]),
+            text,
+        ),
+        ["tests/b.rs", "tests/extra/mod.rs"]
+    );
+    // A crate cargo finds the tests of by itself is not looked at.
+    assert!(
+        undeclared_test_files("[package]\nname = \"x\"\n", &files(&["tests/b.rs"]), text)
+            .is_empty()
+    );
+
+    let workspace: toml::Table =
+        toml::from_str(&std::fs::read_to_string(root().join("Cargo.toml")).unwrap()).unwrap();
+    let members = workspace["workspace"]["members"].as_array().unwrap();
+    let mut listed = 0;
+    for member in members.iter().filter_map(|m| m.as_str()) {
+        let dir = root().join(member);
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let mut found = Vec::new();
+        let mut stack = vec![dir.join("tests")];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let path = e.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|x| x == "rs") {
+                    let rel = path.strip_prefix(&dir).unwrap().to_string_lossy();
+                    found.push(rel.replace('\\', "/"));
+                }
+            }
+        }
+        if manifest.contains("autotests = false") {
+            listed += 1;
+        }
+        let missing = undeclared_test_files(&manifest, &found, |f| {
+            std::fs::read_to_string(dir.join(f)).unwrap()
+        });
+        assert!(
+            missing.is_empty(),
+            "{member}: {missing:?} are in no test target: {member}/Cargo.toml lists its test targets \
+             (autotests = false), so cargo never runs them. Fix: declare each as a module \
+             (`mod name;`) in one of the listed targets, or list it as a [[test]]"
+        );
+    }
+    assert!(listed >= 2, "{listed} crates list their test targets");
 }
