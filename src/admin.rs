@@ -653,6 +653,7 @@ pub enum UserCommand {
         trust: u8,
     },
     /// Set a new password (read like `create`); every session and JWT of the person ends.
+    /// Agent keys stay unless --revoke-keys (the answer counts them).
     Passwd {
         /// The person's name.
         #[arg(value_parser = account_arg)]
@@ -660,6 +661,10 @@ pub enum UserCommand {
         /// Read the password from the first line of stdin even on a terminal.
         #[arg(long)]
         password_stdin: bool,
+        /// Revoke every agent key of the person too (after a takeover: the keys are what
+        /// the taker may still hold).
+        #[arg(long)]
+        revoke_keys: bool,
     },
     /// Delete a person's sign-in: password and operator role go, sessions and JWTs end,
     /// agent keys are revoked. The name stays taken (revisions and posts keep their author).
@@ -1389,10 +1394,24 @@ async fn user(app: &App, cmd: UserCommand) -> ExitCode {
         UserCommand::Passwd {
             username,
             password_stdin,
+            revoke_keys,
         } => match read_password(&username, password_stdin) {
-            Ok(password) => operator::set_user_password(store, auth, &who(), &username, &password)
-                .await
-                .map(|_| format!("new password for {username}; their sessions ended")),
+            Ok(password) => {
+                operator::set_user_password(store, auth, &who(), &username, &password, revoke_keys)
+                    .await
+                    .map(|set| {
+                        let mut line = format!("new password for {username}; their sessions ended");
+                        if revoke_keys {
+                            line += &format!("; {} agent key(s) revoked", set.keys_revoked.len());
+                        } else if set.keys_remaining > 0 {
+                            line += &format!(
+                                "; {} agent key(s) still work (revoke them with --revoke-keys)",
+                                set.keys_remaining
+                            );
+                        }
+                        line
+                    })
+            }
             Err(e) => return report::<String>(Err(e)),
         },
         UserCommand::Delete { username } => operator::delete_user(store, auth, &who(), &username)

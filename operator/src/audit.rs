@@ -199,6 +199,11 @@ pub enum Detail<'a> {
     UserDelete {
         keys_revoked: &'a [String],
     },
+    /// A password set by an operator: the agent keys it revoked (`--revoke-keys`; none
+    /// without it).
+    UserPasswd {
+        keys_revoked: &'a [String],
+    },
     AdminTokenCreate {
         label: &'a str,
     },

@@ -34,7 +34,7 @@ pub use overview::{overview, Overview};
 pub use people::{
     block_account, create_account, create_admin_token, create_key, create_token, create_user,
     delete_user, retire_admin_token, revoke_key, revoke_token, seed_admin_token, set_blocked,
-    set_operator_role, set_token_burst, set_trust, set_user_password,
+    set_operator_role, set_token_burst, set_trust, set_user_password, PasswordSet,
 };
 pub use switches::{
     announce, gateway_mode_name, reload_quotas, set_gateway_mode, set_self_service, set_sign_up,

@@ -4,6 +4,7 @@
 use horst_gateway::ToolError;
 use horst_identity::auth::Auth;
 use horst_store::Store;
+use serde::Serialize;
 
 use crate::audit::{audit, Action, Detail};
 
@@ -265,9 +266,47 @@ pub async fn set_user_password(
     who: &str,
     name: &str,
     password: &str,
-) -> Result<(), ToolError> {
+    revoke_keys: bool,
+) -> Result<PasswordSet, ToolError> {
     horst_identity::people::set_password(store, auth, name, password).await?;
-    audit(store, who, Action::UserPasswd, name, Detail::None).await
+    // After the sessions ended (set_password ends them): no session of theirs makes a key
+    // meanwhile.
+    let keys_revoked = if revoke_keys {
+        horst_identity::people::revoke_keys(store, name).await?
+    } else {
+        Vec::new()
+    };
+    audit(
+        store,
+        who,
+        Action::UserPasswd,
+        name,
+        Detail::UserPasswd {
+            keys_revoked: &keys_revoked,
+        },
+    )
+    .await?;
+    let keys_remaining =
+        horst_identity::accounts::list_keys(store, Some(name), false, 0, usize::MAX)
+            .await?
+            .total;
+    Ok(PasswordSet {
+        keys_revoked,
+        keys_remaining,
+    })
+}
+
+/// What an operator's password reset did to the person's agent keys: a key is an agent's
+/// credential, not a sign-in, so a reset ends every session and JWT but revokes keys only
+/// when asked (`--revoke-keys`, `"revokeKeys": true`), as the person's own change on
+/// `/account` does.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PasswordSet {
+    /// Prefixes of the keys revoked.
+    pub keys_revoked: Vec<String>,
+    /// Active keys left.
+    pub keys_remaining: usize,
 }
 
 /// Deletes a person's sign-in (see `people::delete`).

@@ -664,9 +664,16 @@ async fn blocked_deleted_and_re_passworded_people_lose_their_sessions() {
 
     // A new password ends every session; the old password no longer works.
     assert_eq!(v.sign_in("fuchs", PASSWORD).await.status, 200);
-    horst_operator::set_user_password(&app.store, &app.auth, "olga", "fuchs", "neues passwort 1")
-        .await
-        .unwrap();
+    horst_operator::set_user_password(
+        &app.store,
+        &app.auth,
+        "olga",
+        "fuchs",
+        "neues passwort 1",
+        false,
+    )
+    .await
+    .unwrap();
     assert_eq!(v.get("/api/account/keys").await.status, 401);
     assert_eq!(v.sign_in("fuchs", PASSWORD).await.status, 401);
     assert_eq!(v.sign_in("fuchs", "neues passwort 1").await.status, 200);
@@ -1254,6 +1261,13 @@ async fn no_secret_reaches_a_log_line_or_a_listing() {
 }
 
 /// `horst admin` with `HORST_OPERATOR=olga`; stdin is given (passwords).
+/// [`admin_cli`] that must succeed: its stdout and stderr.
+pub fn admin_cli_ok(app: &TestApp, args: &[&str], stdin: &str) -> (String, String) {
+    let (ok, out, err) = admin_cli(app, args, stdin);
+    assert!(ok, "horst admin {args:?}: {err}");
+    (out, err)
+}
+
 pub fn admin_cli(app: &TestApp, args: &[&str], stdin: &str) -> (bool, String, String) {
     use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
@@ -1352,14 +1366,87 @@ async fn an_admin_command_seeds_no_admin_token_and_a_server_audits_its_seed() {
     );
 }
 
+/// An operator's password reset ends sessions and JWTs but revokes agent keys only when asked,
+/// as the person's own change on `/account` does: the CLI says how many keys still work;
+/// `--revoke-keys` (REST `"revokeKeys": true`) revokes them, audited with their prefixes.
+#[tokio::test]
+async fn an_operator_password_reset_revokes_agent_keys_only_when_asked() {
+    let app = accounts_app().await;
+    let run = |args: &[&str], stdin: &str| admin_cli_ok(&app, args, stdin);
+    let works = async |key: &str| {
+        app.call("my_submissions", json!({}), Some(key))
+            .await
+            .status
+    };
+    run(
+        &["user", "create", "fuchs", "--trust", "1"],
+        "erstes passwort\n",
+    );
+    let (key, _) = run(&["key", "create", "fuchs", "--label", "cli"], "");
+    let key = key.trim().to_string();
+    let (_, err) = run(&["user", "passwd", "fuchs"], "zweites passwort\n");
+    assert!(
+        err.contains("1 agent key(s) still work (revoke them with --revoke-keys)"),
+        "{err}"
+    );
+    assert_eq!(works(&key).await, 200, "a plain reset leaves the key");
+    let log = horst_operator::audit_log(&app.store, 0, 1).await.unwrap();
+    assert_eq!(
+        (log[0].action.as_str(), &log[0].detail),
+        ("user_passwd", &json!({ "keysRevoked": [] }))
+    );
+
+    let (_, err) = run(
+        &["user", "passwd", "fuchs", "--revoke-keys"],
+        "drittes passwort\n",
+    );
+    assert!(err.contains("1 agent key(s) revoked"), "{err}");
+    assert_eq!(works(&key).await, 401, "revoked");
+    let log = horst_operator::audit_log(&app.store, 0, 1).await.unwrap();
+    let revoked = log[0].detail["keysRevoked"].as_array().unwrap();
+    assert!(
+        log[0].action == "user_passwd"
+            && revoked.len() == 1
+            && key.starts_with(revoked[0].as_str().unwrap()),
+        "{log:?}"
+    );
+
+    // The same over REST.
+    let (second, _) = run(&["key", "create", "fuchs", "--label", "zwei"], "");
+    let second = second.trim().to_string();
+    let mut op = Visitor::new(&app);
+    let r = op
+        .post(
+            "/api/admin/session",
+            json!({ "token": ADMIN_TOKEN, "operatorName": "Olga" }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let path = "/api/admin/users/fuchs/password";
+    let r = op
+        .post(path, json!({ "password": "viertes passwort" }))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        r.body,
+        json!({ "ok": true, "keysRevoked": [], "keysRemaining": 1 })
+    );
+    assert_eq!(works(&second).await, 200);
+    let r = op
+        .post(
+            path,
+            json!({ "password": "fuenftes passwort", "revokeKeys": true }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["keysRemaining"], 0, "{}", r.body);
+    assert_eq!(works(&second).await, 401);
+}
+
 #[tokio::test]
 async fn the_credential_lifecycle_from_the_cli() {
     let app = accounts_app().await;
-    let run = |args: &[&str], stdin: &str| {
-        let (ok, out, err) = admin_cli(&app, args, stdin);
-        assert!(ok, "horst admin {args:?}: {err}");
-        (out, err)
-    };
+    let run = |args: &[&str], stdin: &str| admin_cli_ok(&app, args, stdin);
     run(&["sign-up", "closed"], "");
     let (out, _) = run(&["switches"], "");
     let s: Value = serde_json::from_str(out.trim()).unwrap();

@@ -193,7 +193,7 @@ async fn perform(app: &TestApp, f: &mut Fixture, action: Action) -> String {
             "paula".into()
         }
         Action::UserPasswd => {
-            operator::set_user_password(s, auth, WHO, "paula", "neues passwort paula")
+            operator::set_user_password(s, auth, WHO, "paula", "neues passwort paula", false)
                 .await
                 .unwrap();
             "paula".into()

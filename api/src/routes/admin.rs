@@ -952,13 +952,25 @@ async fn create_user(
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct NewPassword {
     password: String,
+    /// Revoke every agent key of the person too.
+    #[serde(default)]
+    revoke_keys: bool,
 }
 
 impl Expected for NewPassword {
-    const EXPECTED: &'static str = "{\"password\": \"<at least 8 characters>\"}";
+    const EXPECTED: &'static str =
+        "{\"password\": \"<at least 8 characters>\", \"revokeKeys\": false}";
+}
+
+/// A password reset's answer: what it did to the person's agent keys besides.
+#[derive(Serialize)]
+struct PasswordReset {
+    ok: bool,
+    #[serde(flatten)]
+    set: operator::PasswordSet,
 }
 
 async fn user_password(
@@ -968,7 +980,16 @@ async fn user_password(
     Json(body): Json<NewPassword>,
 ) -> Answer {
     let name = account_named(name)?;
-    ok(operator::set_user_password(&state.store, &state.auth, &op, &name, &body.password).await)
+    let set = operator::set_user_password(
+        &state.store,
+        &state.auth,
+        &op,
+        &name,
+        &body.password,
+        body.revoke_keys,
+    )
+    .await?;
+    answer(PasswordReset { ok: true, set })
 }
 
 async fn delete_user(
