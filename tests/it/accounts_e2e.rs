@@ -1014,6 +1014,33 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
         matches!(still, Some(horst_identity::people::SignIn::Ok(..))),
         "the password changed without a yes"
     );
+    // With a yes, the notice says how many of the person's agent keys outlive the reset.
+    app.person("dachs", "dachs passwort 1").await;
+    horst_identity::accounts::create_key(&app.store, "dachs", Some("bot"))
+        .await
+        .unwrap();
+    fill(&tab, "#user-form input[name=name]", "dachs").await;
+    fill(&tab, "#user-form input[name=password]", "dachs passwort 2").await;
+    tab.eval("document.querySelector('#user-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "document.querySelector('#user-form .confirm button[data-confirm]') !== null",
+        "the question before dachs's password is replaced",
+        LONG,
+    )
+    .await;
+    click(&tab, "#user-form .confirm button[data-confirm]").await;
+    tab.wait_for(
+        "document.getElementById('notice').textContent.includes('New password for dachs')",
+        "the reset",
+        LONG,
+    )
+    .await;
+    let said = text(&tab, "#notice").await;
+    assert!(
+        said.contains("1 agent key(s) of dachs still work"),
+        "{said}"
+    );
 
     // The other sections render with the same session.
     for (hash, ready) in [
@@ -1106,6 +1133,7 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
     assert_eq!(
         mine,
         [
+            ("user_passwd", "dachs"),
             ("block", "dohlenfreund"),
             ("rollback", "gipfel"),
             ("promote", "rev-gipfel-b"),

@@ -826,7 +826,11 @@ async function credentials() {
     if (!res.ok && res.body.code === "conflict") {
       // An existing person: replacing their password signs them out everywhere, so it asks.
       confirmIn(userForm, `${name} already exists. Give ${name} this new password? Their browser sessions and RCADIA sign-ins end at once, and they sign in with the new one.`, `Yes, set ${name}'s password`,
-        () => act("POST", `/api/admin/users/${encodeURIComponent(name)}/password`, { password }, `New password for ${name}; their sessions ended.`, credentials));
+        () => act("POST", `/api/admin/users/${encodeURIComponent(name)}/password`, { password },
+          // Keys outlive a reset (the person's agents keep running): said, so the operator
+          // revokes them below when the reset is about a takeover.
+          (b) => `New password for ${name}; their sessions ended.${b.keysRemaining ? ` ${b.keysRemaining} agent key(s) of ${name} still work: revoke them in the key list if someone else may hold them.` : ""}`,
+          credentials));
       return;
     }
     if (res.ok) { notice(`User ${name} created.`); userForm.reset(); } else { $("user-error").textContent = refusal(res); }
