@@ -619,6 +619,15 @@ async fn sign_out(
     Ok(r)
 }
 
+/// The answer to [`sign_out_everywhere`]: signed out here too, and the agent keys that stay.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SignedOutEverywhere {
+    signed_in: bool,
+    everywhere: bool,
+    active_keys: usize,
+}
+
 /// Ends every session and JWT of the signed-in person, this one too (a browser left signed
 /// in elsewhere, a bridge tab, a JWT on another machine), without changing the password:
 /// ASVS 3.3.4. Agent keys stay (the answer says so): they are revoked on the key card, or
@@ -636,11 +645,11 @@ async fn sign_out_everywhere(
         .await?
         .total;
     tracing::info!(account = %name, "signed out everywhere on /account");
-    let mut r = Json(serde_json::json!({
-        "signedIn": false,
-        "everywhere": true,
-        "activeKeys": keys,
-    }))
+    let mut r = Json(SignedOutEverywhere {
+        signed_in: false,
+        everywhere: true,
+        active_keys: keys,
+    })
     .into_response();
     set_cookie(&state, &headers, &mut r, None);
     Ok(r)
