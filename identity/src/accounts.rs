@@ -3,7 +3,9 @@
 //! Layout (under the store prefix):
 //! - `account:<name>` hash: `name`, `kind` (`agent`/`human`), `trust`, `blocked`,
 //!   `displayName`, `createdAtMs`
-//! - `account:<name>:keys` set: SHA-256 hashes of the account's active keys
+//! - `account:<name>:keys` set: SHA-256 hashes of the account's active keys; a key works only
+//!   while it is in this set (so a password change revokes every key at once, in the same
+//!   step: `people::change_password`) and its record is not marked revoked
 //! - `key:<sha256>` hash: `hash`, `id`, `prefix`, `account`, `label`, `createdAtMs`, `revoked`,
 //!   `lastUsedMs` (written at most once a minute per key, so a busy agent costs no extra
 //!   write per request)
@@ -156,10 +158,10 @@ pub async fn authenticate(
     if !bool::from(stored.as_bytes().ct_eq(hash.as_bytes())) || revoked != "0" {
         return Err(unauthorized());
     }
-    let acct = load_account(store, &account)
+    let (acct, active) = load_account_with_key(store, &account, &hash)
         .await
-        .map_err(AuthError::from_redis)?
-        .ok_or_else(unauthorized)?;
+        .map_err(AuthError::from_redis)?;
+    let acct = acct.filter(|_| active).ok_or_else(unauthorized)?;
     if acct.blocked {
         return Err(AuthError::Blocked(
             "this account is blocked by the server's operator: its keys are refused until the operator lifts the block; another key of this account will not help".into(),
@@ -196,10 +198,29 @@ pub async fn load_account(store: &Store, name: &str) -> Result<Option<Account>, 
         .arg(&["name", "trust", "blocked"])
         .query_async(&mut store.conn())
         .await?;
-    let Some(n) = fields.first().cloned().flatten() else {
-        return Ok(None);
-    };
-    Ok(Some(Account {
+    Ok(account_of(fields))
+}
+
+/// The account `name` and whether the key of `hash` is among its active keys, in one round
+/// trip.
+async fn load_account_with_key(
+    store: &Store,
+    name: &str,
+    hash: &str,
+) -> Result<(Option<Account>, bool), redis::RedisError> {
+    let (fields, active): (Vec<Option<String>>, bool) = redis::pipe()
+        .cmd("HMGET")
+        .arg(store.key(&format!("account:{name}")))
+        .arg(&["name", "trust", "blocked"])
+        .sismember(store.key(&format!("account:{name}:keys")), hash)
+        .query_async(&mut store.conn())
+        .await?;
+    Ok((account_of(fields), active))
+}
+
+fn account_of(fields: Vec<Option<String>>) -> Option<Account> {
+    let n = fields.first().cloned().flatten()?;
+    Some(Account {
         name: n,
         trust: fields
             .get(1)
@@ -208,7 +229,7 @@ pub async fn load_account(store: &Store, name: &str) -> Result<Option<Account>, 
             .and_then(|t| t.parse().ok())
             .unwrap_or(0),
         blocked: fields.get(2).cloned().flatten().as_deref() == Some("1"),
-    }))
+    })
 }
 
 /// `horst admin account create NAME [--trust N]`: a human (operator-made) account.
@@ -340,6 +361,33 @@ pub async fn revoke_key(store: &Store, prefix: &str) -> Result<String, IdentityE
     Ok(account)
 }
 
+/// Marks the records of keys already taken off their account's set of active keys revoked
+/// (`people::change_password`), so that listings name them as such; the prefixes of those
+/// found, newest first.
+pub(crate) async fn mark_revoked(
+    store: &Store,
+    hashes: &[String],
+) -> Result<Vec<String>, redis::RedisError> {
+    if hashes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut pipe = redis::pipe();
+    for h in hashes {
+        let record = store.key(&format!("key:{h}"));
+        pipe.hset(&record, "revoked", "1").ignore();
+        pipe.cmd("HMGET")
+            .arg(&record)
+            .arg(&["prefix", "createdAtMs"]);
+    }
+    let found: Vec<(Option<String>, Option<u64>)> = pipe.query_async(&mut store.conn()).await?;
+    let mut found: Vec<(String, u64)> = found
+        .into_iter()
+        .filter_map(|(prefix, at)| Some((prefix?, at.unwrap_or(0))))
+        .collect();
+    found.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(found.into_iter().map(|(p, _)| p).collect())
+}
+
 /// A key as listed: everything but the key.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
@@ -353,6 +401,9 @@ pub struct KeyInfo {
     pub revoked: bool,
     #[serde(skip)]
     created_ms: u64,
+    /// The SHA-256 of the key (never shown: it names the record).
+    #[serde(skip)]
+    pub(crate) hash: String,
 }
 
 /// One page of a listing.
@@ -388,6 +439,7 @@ async fn key_info(store: &Store, record: &str) -> Result<Option<KeyInfo>, redis:
             "createdAtMs",
             "lastUsedMs",
             "revoked",
+            "hash",
         ])
         .query_async(&mut store.conn())
         .await?;
@@ -395,6 +447,15 @@ async fn key_info(store: &Store, record: &str) -> Result<Option<KeyInfo>, redis:
     let (Some(id), Some(prefix), Some(account)) = (get(0), get(1), get(2)) else {
         return Ok(None);
     };
+    // A key off its account's set of active keys is refused whatever its record says
+    // (`people::change_password` revokes them all at once and marks the records after).
+    let active: bool = store
+        .conn()
+        .sismember(
+            store.key(&format!("account:{account}:keys")),
+            get(7).unwrap_or_default(),
+        )
+        .await?;
     let created_ms = get(4).and_then(|t| t.parse().ok()).unwrap_or(0);
     Ok(Some(KeyInfo {
         id,
@@ -403,8 +464,9 @@ async fn key_info(store: &Store, record: &str) -> Result<Option<KeyInfo>, redis:
         label: get(3).unwrap_or_default(),
         created_at: rfc3339(created_ms),
         last_used_at: get(5).and_then(|t| t.parse().ok()).map(rfc3339),
-        revoked: get(6).as_deref() != Some("0"),
+        revoked: get(6).as_deref() != Some("0") || !active,
         created_ms,
+        hash: get(7).unwrap_or_default(),
     }))
 }
 

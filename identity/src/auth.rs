@@ -526,23 +526,6 @@ impl Auth {
         Ok(info)
     }
 
-    /// Ends every JWT of person `username`: their credential generation moves on, and with
-    /// it the revocation epoch (password change, block, deletion).
-    pub async fn end_user_sessions(&self, username: &str) -> Result<(), IdentityError> {
-        let _: () = redis::pipe()
-            .atomic()
-            .incr(self.store.key(&format!("auth:usergen:{username}")), 1)
-            .ignore()
-            .incr(self.store.key("auth:epoch"), 1)
-            .ignore()
-            .query_async(&mut self.store.conn())
-            .await?;
-        self.announce_revocation().await;
-        // Durable: ended JWTs stay ended through a failover.
-        self.store.barrier().await?;
-        Ok(())
-    }
-
     /// Person `username`'s credential generation now. A sign-in reads it before it checks the
     /// password ([`crate::people::sign_in`]) and opens what it opens in that generation.
     pub async fn generation(&self, username: &str) -> Result<CredentialGeneration, IdentityError> {
@@ -555,7 +538,7 @@ impl Auth {
 
     /// A JWT for person `username`, who proved who they are in `generation` (the caller
     /// checked the password: [`crate::people::SignIn::Ok`]). It is refused once their
-    /// credentials change ([`Auth::end_user_sessions`]), a change made while the password
+    /// credentials change ([`crate::people::end_sessions`]), a change made while the password
     /// was being checked included.
     pub async fn issue_jwt(
         &self,
@@ -671,7 +654,7 @@ impl Auth {
     /// Tells every process that the revocation epoch moved (after the move): the ones that
     /// follow [`Auth::revocation_channel`] read it again at their next request instead of
     /// up to [`EPOCH_CHECK`] later. Best effort: a lost message leaves that bound.
-    async fn announce_revocation(&self) {
+    pub(crate) async fn announce_revocation(&self) {
         let sent: redis::RedisResult<i64> = redis::cmd("PUBLISH")
             .arg(Self::revocation_channel(&self.store))
             .arg("1")
@@ -742,7 +725,7 @@ impl Auth {
 
     /// Why [`Auth::identify`] found no identity for `bearer`, for the caller's answer. Asked
     /// only after a refusal: a JWT of ours, correctly signed and unexpired, whose person is
-    /// blocked now was ended by the block ([`Auth::end_user_sessions`]), and a sign-in would
+    /// blocked now was ended by the block ([`crate::people::end_sessions`]), and a sign-in would
     /// be refused too, so "sign in again" would send them round in a circle. The signature
     /// proves the holder once signed in as that person, so this tells nobody else anything.
     pub async fn refusal(&self, bearer: &str) -> Result<Refusal, IdentityError> {

@@ -427,8 +427,14 @@ static PASSWORD_REHASH: Script<i64> = Script::new(Decl {
     writes: Writes::PrimaryOnly,
 });
 
-pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 4] {
-    [&SIGN_UP, &SIGN_UP_ROOM, &PASSWORD_FIRST, &PASSWORD_REHASH]
+pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 5] {
+    [
+        &SIGN_UP,
+        &SIGN_UP_ROOM,
+        &PASSWORD_FIRST,
+        &PASSWORD_REHASH,
+        &CREDENTIALS_END,
+    ]
 }
 
 /// The caps' zsets of sign-ups from `network`, as sign_up.lua and sign_up_room.lua take
@@ -662,37 +668,135 @@ async fn finish(
 }
 
 /// Sets a new password; every session and JWT of the person ends (the caller's own session
-/// included: they sign in again with the new password).
+/// included: they sign in again with the new password). Agent keys stay.
 pub async fn set_password(
     store: &Store,
     auth: &Auth,
     name: &str,
     password: &str,
 ) -> Result<(), IdentityError> {
+    change_password(store, auth, name, password, false)
+        .await
+        .map(|_| ())
+}
+
+/// What a password change did besides: the agent keys it revoked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PasswordChanged {
+    /// Prefixes of the keys revoked, newest first.
+    pub keys_revoked: Vec<String>,
+}
+
+/// Sets a new password and ends every session and JWT of the person, and revokes every
+/// agent key of theirs when `revoke_keys`: all in one step ([`end_credentials`]), so an error
+/// means nothing changed, and a change that took effect took effect whole (before, the keys
+/// were revoked one by one after the password had changed, and a failure there answered an
+/// error for a change that had been made, the keys still working).
+pub async fn change_password(
+    store: &Store,
+    auth: &Auth,
+    name: &str,
+    password: &str,
+    revoke_keys: bool,
+) -> Result<PasswordChanged, IdentityError> {
     if load(store, name).await?.is_none() {
-        return Err(IdentityError::not_found(format!(
-            "no person {name} with a password; give an operator-made account one with `horst admin user create {name}`"
-        )));
+        return Err(no_person(name));
     }
     check_password(name, password)?;
     let hash = hash_password(password).await?;
-    let _: () = store
-        .conn()
-        .hset(store.key(&format!("account:{name}")), "password", hash)
-        .await?;
-    store.barrier().await?;
-    end_sessions(store, auth, name).await
+    let Some(keys_revoked) = end_credentials(store, auth, name, Some(&hash), revoke_keys).await?
+    else {
+        return Err(no_person(name));
+    };
+    Ok(PasswordChanged { keys_revoked })
 }
 
-/// Ends every browser session and JWT of `name` (block, password change, deletion).
+fn no_person(name: &str) -> IdentityError {
+    IdentityError::not_found(format!(
+        "no person {name} with a password; give an operator-made account one with `horst admin user create {name}`"
+    ))
+}
+
+/// Ends every browser session and JWT of `name` (block, deletion, sign-out everywhere).
 ///
-/// The generation moves first, then the sessions are ended: a sign-in that checked the
-/// password before the change and opens its session meanwhile either sees the new
-/// generation ([`open_session`] ends that session itself) or opened it before the sessions
-/// were ended here.
+/// The generation moves and the sessions' index is emptied in one step
+/// ([`end_credentials`]): a sign-in that checked the password before and opens its session
+/// after sees the new generation ([`open_session`] ends that session itself).
 pub async fn end_sessions(store: &Store, auth: &Auth, name: &str) -> Result<(), IdentityError> {
-    auth.end_user_sessions(name).await?;
-    crate::web_sessions::end_for_account(store, name).await
+    end_credentials(store, auth, name, None, false)
+        .await
+        .map(|_| ())
+}
+
+/// `lua/credentials_end.lua`: an ended session or key stays ended through a failover.
+static CREDENTIALS_END: Script<(i64, Vec<String>, Vec<String>)> = Script::new(Decl {
+    file: lua!("lua/credentials_end.lua"),
+    keys: 5,
+    argv: Argv::Exactly(2),
+    writes: Writes::Durable,
+});
+
+/// Ends every JWT and browser session of `name`, with a new password (`hash`, a PHC string)
+/// and every agent key revoked when asked, in one durable step (`lua/credentials_end.lua`).
+/// `None`: `hash` was given for a name that is not a person with a password; nothing
+/// changed. Else the prefixes of the keys revoked.
+///
+/// After the step, what no longer opens anything is tidied: the session records are deleted
+/// and the key records marked revoked (so listings of revoked keys name them). A failure
+/// there is logged and changes nothing that matters: a session works only while its
+/// person's index holds it ([`crate::web_sessions::load`]), a key only while its account's
+/// set of active keys does ([`crate::accounts::authenticate`]).
+async fn end_credentials(
+    store: &Store,
+    auth: &Auth,
+    name: &str,
+    hash: Option<&str>,
+    revoke_keys: bool,
+) -> Result<Option<Vec<String>>, IdentityError> {
+    // The keys as they were, for their prefixes should the tidying fail (a record that
+    // cannot be read must not stop the change: the script revokes by the set).
+    let before = if revoke_keys {
+        match crate::accounts::list_keys(store, Some(name), false, 0, usize::MAX).await {
+            Ok(page) => page.items,
+            Err(e) => {
+                tracing::warn!(account = %name, error = %e, "cannot read the keys before revoking them");
+                Vec::new()
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    let (done, sessions, keys) = CREDENTIALS_END
+        .call(store)
+        .key(store.key(&format!("account:{name}")))
+        .key(store.key(&format!("account:{name}:keys")))
+        .key(store.key(&format!("account:{name}:websessions")))
+        .key(store.key(&format!("auth:usergen:{name}")))
+        .key(store.key("auth:epoch"))
+        .arg(hash.unwrap_or(""))
+        .arg(if revoke_keys { "1" } else { "0" })
+        .run()
+        .await?;
+    if done != 1 {
+        return Ok(None);
+    }
+    auth.announce_revocation().await;
+    if let Err(e) = crate::web_sessions::forget(store, &sessions).await {
+        tracing::warn!(account = %name, error = %e, "the ended sessions' records stay until they expire (they open nothing)");
+    }
+    let revoked = match crate::accounts::mark_revoked(store, &keys).await {
+        Ok(prefixes) => prefixes,
+        Err(e) => {
+            tracing::warn!(account = %name, error = %e, "the revoked keys' records are not marked revoked (the keys are refused all the same)");
+            // Those listed before; a key made in between is revoked but not named.
+            before
+                .into_iter()
+                .filter(|k| keys.contains(&k.hash))
+                .map(|k| k.prefix)
+                .collect()
+        }
+    };
+    Ok(Some(revoked))
 }
 
 /// Opens a browser session for the person `subject` names (their account or their operator
@@ -722,20 +826,6 @@ pub async fn open_session(
         ));
     }
     Ok(new)
-}
-
-/// Revokes every active agent key of `name` (deletion, or a password change that asks for
-/// it); the prefixes of those revoked, newest first.
-pub async fn revoke_keys(store: &Store, name: &str) -> Result<Vec<String>, IdentityError> {
-    let mut revoked = Vec::new();
-    for k in crate::accounts::list_keys(store, Some(name), false, 0, usize::MAX)
-        .await?
-        .items
-    {
-        crate::accounts::revoke_key(store, &k.prefix).await?;
-        revoked.push(k.prefix);
-    }
-    Ok(revoked)
 }
 
 /// [`crate::web_sessions::renew`] for a session whose person gave their password again,
@@ -782,7 +872,6 @@ pub async fn delete(store: &Store, auth: &Auth, name: &str) -> Result<Deleted, I
     if kind.as_deref() != Some("human") && !legacy {
         return Err(IdentityError::not_found(format!("no person {name}")));
     }
-    let mut revoked = Vec::new();
     if kind.is_some() {
         let now = redis_now_ms(store).await?;
         let _: () = redis::pipe()
@@ -794,10 +883,12 @@ pub async fn delete(store: &Store, auth: &Auth, name: &str) -> Result<Deleted, I
             .query_async(&mut store.conn())
             .await?;
         store.barrier().await?;
-        revoked = revoke_keys(store, name).await?;
     }
     auth.drop_legacy_user(name).await?;
-    end_sessions(store, auth, name).await?;
+    // Keys only of an account (a legacy user alone has none).
+    let revoked = end_credentials(store, auth, name, None, kind.is_some())
+        .await?
+        .unwrap_or_default();
     Ok(Deleted {
         name: name.to_string(),
         keys_revoked: revoked,

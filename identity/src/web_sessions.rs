@@ -17,7 +17,9 @@
 //! session: an `/account` session never opens `/admin`, even for an operator.
 //! - `account:<name>:websessions` and `admintoken:<id>:websessions` sets: the session hashes
 //!   of a person or an admin token, so blocking, a password change, deletion or retiring the
-//!   token ends them all at once. A sign-in that takes a set past [`MAX_SESSIONS`] takes the
+//!   token ends them all at once. A session works only while its index holds it ([`load`]):
+//!   a person's are all ended in the one step that changes their password or ends their JWTs
+//!   (`people::end_sessions`). A sign-in that takes a set past [`MAX_SESSIONS`] takes the
 //!   sessions that expired unused off it and ends the oldest live ones beyond it: without a
 //!   bound, one person signing in in a loop (no cookie sent, so no earlier session ended)
 //!   kept a session for every sign-in for 12 hours and their hashes in the set for good,
@@ -269,6 +271,17 @@ pub async fn load(store: &Store, id: &str) -> Result<Option<WebSession>, Identit
         let _: () = store.conn().del(&key).await?;
         return Ok(None);
     }
+    // A session works only while its owner's index holds it: ending them all (a password
+    // change, sign-out everywhere, a block) empties the index in the same step as the rest
+    // of the change (`people::end_sessions`), and the records are deleted after.
+    let indexed: bool = store
+        .conn()
+        .sismember(store.key(&index_key(&subject)), &hash)
+        .await?;
+    if !indexed {
+        let _: () = store.conn().del(&key).await?;
+        return Ok(None);
+    }
     let _: () = store.conn().pexpire(&key, idle.as_millis() as i64).await?;
     Ok(Some(WebSession {
         hash,
@@ -369,6 +382,20 @@ async fn end_all(store: &Store, index: &str) -> Result<(), IdentityError> {
     Err(IdentityError::internal(
         "sessions kept being created while ending them all",
     ))
+}
+
+/// Deletes the records of sessions already taken off their owner's index (which ended them:
+/// [`load`] refuses such a session); they would otherwise linger until their idle expiry.
+pub(crate) async fn forget(store: &Store, hashes: &[String]) -> Result<(), IdentityError> {
+    if hashes.is_empty() {
+        return Ok(());
+    }
+    let mut pipe = redis::pipe();
+    for h in hashes {
+        pipe.del(store.key(&format!("websession:{h}"))).ignore();
+    }
+    let _: () = pipe.query_async(&mut store.conn()).await?;
+    Ok(())
 }
 
 /// Ends every session of person `name`.

@@ -268,14 +268,11 @@ pub async fn set_user_password(
     password: &str,
     revoke_keys: bool,
 ) -> Result<PasswordSet, ToolError> {
-    horst_identity::people::set_password(store, auth, name, password).await?;
-    // After the sessions ended (set_password ends them): no session of theirs makes a key
-    // meanwhile.
-    let keys_revoked = if revoke_keys {
-        horst_identity::people::revoke_keys(store, name).await?
-    } else {
-        Vec::new()
-    };
+    // One step: the password, the end of every session and JWT, and the keys when asked.
+    let keys_revoked =
+        horst_identity::people::change_password(store, auth, name, password, revoke_keys)
+            .await?
+            .keys_revoked;
     audit(
         store,
         who,

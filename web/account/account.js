@@ -373,7 +373,12 @@ onSubmit($("password-form"), async (ev) => {
   if (!ok) return;
   const revokeKeys = $("password-revoke-keys").checked && !$("password-keys-field").hidden;
   const res = await api("POST", "/api/account/password", { current, password, revokeKeys });
-  if (res.status === 200) {
+  if (res.status === 200 && !res.body.signedIn) {
+    // The change took effect, but this browser could not be signed in again.
+    f.reset();
+    render(res.body);
+    notice(`Dein Passwort ist geändert, und du bist überall abgemeldet, auch hier. Melde dich mit dem neuen Passwort wieder an. ${keysAfterChange(res.body.keys)}`.trim());
+  } else if (res.status === 200) {
     f.reset();
     render(res.body);
     const done = `Dein Passwort ist geändert. Auf deinen anderen Geräten bist du jetzt abgemeldet. ${keysAfterChange(res.body.keys)}`.trim();
@@ -397,6 +402,8 @@ function keysAfterChange(keys) {
   const some = (n) => (n === 1 ? "Ein Agent-Schlüssel" : `${n} Agent-Schlüssel`);
   const parts = [];
   if (revoked.length) parts.push(`${some(revoked.length)} ${revoked.length === 1 ? "ist" : "sind"} widerrufen.`);
+  // Absent when the keys could not be read after the change.
+  if (keys && !keys.remaining) parts.push("Welche Agent-Schlüssel noch gelten, ließ sich gerade nicht lesen: Sieh nach der Anmeldung in der Liste der Schlüssel nach.");
   if (remaining.length) {
     const named = remaining.map((k) => `${k.prefix}…${k.label ? ` („${k.label}“)` : ""}`).join(", ");
     parts.push(`${some(remaining.length)} ${remaining.length === 1 ? "gilt" : "gelten"} weiter: ${named}. Kennst du einen nicht, widerrufe ihn unten.`);

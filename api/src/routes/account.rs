@@ -350,6 +350,10 @@ struct SessionView {
     /// After a password change: the agent keys it revoked and those that still work.
     #[serde(skip_serializing_if = "Option::is_none")]
     keys: Option<KeysAfterChange>,
+    /// A password change took effect but this device could not be signed in again: sign in
+    /// with the new password.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    password_changed: bool,
 }
 
 /// What a password change did to the account's agent keys. A key is an agent's credential,
@@ -357,13 +361,15 @@ struct SessionView {
 /// (`revokeKeys`), and says which still work, so a person who changes the password because
 /// someone else had it (or their session, which can make keys) sees what that someone may
 /// still hold.
-#[derive(Serialize)]
+#[derive(Serialize, Clone)]
 #[serde(rename_all = "camelCase")]
 struct KeysAfterChange {
     /// Prefixes of the keys the change revoked.
     revoked: Vec<String>,
-    /// The keys that still work, newest first.
-    remaining: Vec<horst_identity::accounts::KeyInfo>,
+    /// The keys that still work, newest first; absent when they could not be read after the
+    /// change (the page then points to the key list).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    remaining: Option<Vec<horst_identity::accounts::KeyInfo>>,
 }
 
 /// The page's first call: who is signed in (if anyone) and whether sign-up is open. A
@@ -376,6 +382,7 @@ async fn session(State(state): State<AppState>, headers: HeaderMap) -> Result<Re
         account: None,
         csrf: None,
         keys: None,
+        password_changed: false,
     };
     if let Some(id) = session_cookie(&state, &headers) {
         if let Some(s) = web_sessions::load(&state.store, id).await? {
@@ -430,6 +437,7 @@ async fn signed_in(
         account: Some(AccountView::from(person)),
         csrf: Some(new.csrf),
         keys,
+        password_changed: false,
     };
     let mut r = (status, Json(view)).into_response();
     set_cookie(state, headers, &mut r, Some(&new.id));
@@ -705,10 +713,12 @@ impl Expected for PasswordChange {
 /// A person changes their password on `/account`: the current one is asked for (within the
 /// sign-in limits and recorded in the sign-in trail, so a taken-over session cannot guess
 /// it), then every session and JWT of theirs ends, and this device gets a new session.
-/// Agent keys are revoked too when the body says `"revokeKeys": true` (after the sessions
-/// ended, so no other session makes one meanwhile); the answer's `keys` names those revoked
-/// and those that still work. Keys are not revoked unasked: agents keep running through a
-/// routine change, and a key made by someone else is told apart only by the person.
+/// Agent keys are revoked too when the body says `"revokeKeys": true`, in the same step as
+/// the password and the sessions (`people::change_password`: no other session makes a key
+/// meanwhile, and no failure leaves the password changed and the keys working); the
+/// answer's `keys` names those revoked and those that still work. Keys are not revoked
+/// unasked: agents keep running through a routine change, and a key made by someone else is
+/// told apart only by the person.
 async fn change_password(
     State(state): State<AppState>,
     ClientAddr(address): ClientAddr,
@@ -719,40 +729,82 @@ async fn change_password(
     let name = me.person.name.clone();
     people::check_password(&name, &body.password)?;
     check_password(&state, address, &name, &body.current, "password_change").await?;
-    {
+    // One step: the password, the end of every session and JWT, and the keys when asked. An
+    // error here changed nothing; after it, the change stands whatever else fails, and the
+    // answer says so.
+    let changed = {
         let _hash = password_work().await?;
-        people::set_password(&state.store, &state.auth, &name, &body.password).await?;
-    }
-    let revoked = if body.revoke_keys {
-        people::revoke_keys(&state.store, &name).await?
-    } else {
-        Vec::new()
+        people::change_password(
+            &state.store,
+            &state.auth,
+            &name,
+            &body.password,
+            body.revoke_keys,
+        )
+        .await?
     };
+    let revoked = changed.keys_revoked;
     let remaining =
         horst_identity::accounts::list_keys(&state.store, Some(&name), false, 0, usize::MAX)
-            .await?
-            .items;
+            .await
+            .map(|page| page.items);
+    if let Err(e) = &remaining {
+        tracing::warn!(account = %name, error = %e, "cannot list the keys left after a password change");
+    }
+    let remaining = remaining.ok();
     tracing::info!(
         account = %name,
         keys_revoked = revoked.len(),
-        keys_remaining = remaining.len(),
+        keys_remaining = remaining.as_ref().map(Vec::len),
         "password changed on /account; the other sessions ended"
     );
-    let person = people::load(&state.store, &name)
-        .await?
-        .ok_or_else(|| ApiError::internal("the account is not readable"))?;
-    // The generation the change moved to: this device's new session belongs to it.
-    let generation = state.auth.generation(&name).await?;
     let keys = KeysAfterChange { revoked, remaining };
-    signed_in(
-        &state,
-        &headers,
-        &person,
-        generation,
-        StatusCode::OK,
-        Some(keys),
-    )
-    .await
+    let again = async {
+        let person = people::load(&state.store, &name)
+            .await?
+            .ok_or_else(|| ApiError::internal("the account is not readable"))?;
+        // The generation the change moved to: this device's new session belongs to it.
+        let generation = state.auth.generation(&name).await?;
+        signed_in(
+            &state,
+            &headers,
+            &person,
+            generation,
+            StatusCode::OK,
+            Some(keys.clone()),
+        )
+        .await
+    };
+    match again.await {
+        Ok(r) => Ok(r),
+        Err(e) => Ok(changed_but_signed_out(&state, &headers, &name, e, keys)),
+    }
+}
+
+/// The answer to a password change that took effect (every session ended, the keys
+/// revoked when asked) when this device could not be signed in again (the store went away
+/// meanwhile): 200, signed out, with what the change did, so the page says the password
+/// changed and asks for a sign-in with the new one. An error here would say the change
+/// failed, and a retry with the old password would then be refused as wrong.
+fn changed_but_signed_out(
+    state: &AppState,
+    headers: &HeaderMap,
+    name: &str,
+    error: ApiError,
+    keys: KeysAfterChange,
+) -> Response {
+    tracing::warn!(account = %name, code = error.code(), "the password changed, but this device could not be signed in again");
+    let view = SessionView {
+        signed_in: false,
+        sign_up_open: false,
+        account: None,
+        csrf: None,
+        keys: Some(keys),
+        password_changed: true,
+    };
+    let mut r = Json(view).into_response();
+    set_cookie(state, headers, &mut r, None);
+    no_store(r)
 }
 
 /// Keys a person may make on `/account` in any 24 hours. A revoked key's record is kept (it
