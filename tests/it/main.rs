@@ -53,6 +53,7 @@ mod metrics_table;
 mod names;
 mod newcomer_docs;
 mod ops_manifests;
+mod page_tour;
 mod partition;
 pub mod phone_pages;
 pub mod play_cli;

@@ -143,21 +143,21 @@ export class Stage {
     this.canvas = el("canvas", { class: "screen", tabindex: "0", "aria-label": "Spielfeld", "aria-describedby": "controls-help" });
     this.ctx = this.canvas.getContext("2d");
     this.overlay = el("div", { class: "overlay", hidden: true, role: "dialog", "aria-modal": "false", "aria-labelledby": "overlay-title" });
-    // Before the first input the run waits: the clock starts with the player. The hint has
-    // a line of its own under the canvas, never over the picture (over its bottom it hid the
-    // ground the bird stands on, on a phone at scale 1); when the run starts it turns
-    // invisible but keeps its line, so nothing under it (the touch pad under a thumb) moves.
-    this.readyHint = el("p", { class: "ready-hint", id: "ready", "aria-hidden": "true" },
-      el("strong", { text: "Bereit" }), " – die Zeit läuft ab deiner ersten Taste.");
-    this.wrap = el("div", { class: "screen-wrap" }, this.canvas, this.readyHint, this.overlay);
-    this.side = el("div", { class: "side" });
-    this.root.append(el("div", { class: "stage-body" }, this.wrap, this.side));
-
-    // The status line under the canvas.
+    // The line under the canvas, never over the picture (over its bottom the "Bereit" hint
+    // hid the ground the bird stands on, on a phone at scale 1): the time (or the replay's
+    // tick) and the berries, and before the first input, beside "Bereit", that the clock
+    // starts with the player. It is one line in every state, so nothing under it (the touch
+    // pad under a thumb) moves when the run starts; while the run ran it stood empty, and the
+    // time sat apart in the side.
     this.tickOut = el("span", { class: "stat", id: "tick" });
     this.berryOut = el("span", { class: "stat", id: "berries" });
+    this.readyHint = el("span", { class: "ready-hint", id: "ready", "aria-hidden": "true", text: "die Zeit läuft ab deiner ersten Taste." });
+    this.caption = el("p", { class: "caption", id: "caption" }, this.tickOut, " ", this.readyHint, " ", this.berryOut);
+    this.wrap = el("div", { class: "screen-wrap" }, this.canvas, this.caption, this.overlay);
+    this.side = el("div", { class: "side" });
+    this.root.append(el("div", { class: "stage-body" }, this.wrap, this.side));
     this.say = el("p", { class: "sr-only", "aria-live": "polite", id: "announce" });
-    this.side.append(el("div", { class: "status" }, this.tickOut, this.berryOut), this.say);
+    this.side.append(this.say);
 
     // Play controls.
     // The key beside the word only where there is a keyboard (game.css hides .key-hint on a
@@ -340,8 +340,11 @@ export class Stage {
     this.showReady(true);
   }
 
-  /** Shows or hides the "Bereit" hint (game.css keeps its line either way). */
+  /** Shows or hides the "Bereit" hint beside the clock under the canvas. */
   showReady(on) {
+    // The line keeps the height it had with the hint (on a narrow phone two lines), so that
+    // the pad under it stays under the thumb as the run starts.
+    this.caption.style.minHeight = on || this.mode !== "play" ? "" : `${this.caption.offsetHeight}px`;
     this.readyHint.classList.toggle("on", on);
     this.readyHint.setAttribute("aria-hidden", String(!on));
   }
@@ -733,7 +736,7 @@ export class Stage {
     if (this.game) this.draw();
   }
 
-  /** How far below the screen's frame (the canvas and its hint) the controls to play or step
+  /** How far below the screen's frame (the canvas and its line) the controls to play or step
    *  end, when they are under it (0 when they are beside it): the touch pad while playing on a
    *  touch screen, the play/step buttons and the scrubber while watching. */
   controlsBelow() {
@@ -746,12 +749,12 @@ export class Stage {
     return Math.max(0, Math.ceil(last.getBoundingClientRect().bottom - wrap.bottom));
   }
 
-  /** The height of the "Bereit" hint's line under the canvas, margins included (0 when it
-   *  takes none: while watching). */
+  /** The height of the line under the canvas (the clock, the berries, "Bereit"), margins
+   *  included. */
   captionHeight() {
-    const h = this.readyHint.offsetHeight;
+    const h = this.caption.offsetHeight;
     if (!h) return 0;
-    const cs = getComputedStyle(this.readyHint);
+    const cs = getComputedStyle(this.caption);
     return Math.ceil(h + parseFloat(cs.marginTop) + parseFloat(cs.marginBottom));
   }
 
@@ -776,6 +779,8 @@ export class Stage {
     const v = this.view;
     this.tickOut.textContent = this.mode === "watch" ? `Tick ${v.tick} / ${this.tape.length}` : this.waiting ? "Bereit" : `Zeit ${seconds(v.tick)}`;
     const berries = v.berries.length;
-    this.berryOut.textContent = berries ? `Beeren ${v.collected}/${berries}` : "";
+    // Before the first input the line says "Bereit" and what it means; the berries join it
+    // once the run runs (beside the hint they broke the line in two on a phone).
+    this.berryOut.textContent = berries && !(this.mode === "play" && this.waiting) ? `Beeren ${v.collected}/${berries}` : "";
   }
 }
