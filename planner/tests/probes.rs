@@ -660,3 +660,27 @@ fn the_calm_route_shoots_in_a_fall_and_from_a_lift() {
         assert!(referee(&map, &replay).won, "{name}");
     }
 }
+
+/// The calm search's budget counts its looks for targets (`calm::look_cost`). Where shooting
+/// can change something, every tick of a move also asks `Ctx::target_ahead`, which works out
+/// where every enemy is; on 128 jackdaws (`limit-128-jackdaws`) a tick that looks cost about
+/// 2.4 plain ones, and the budget, counting only referee ticks, stood for about 2.4 times the
+/// work it was meant to. Now a look counts a 64th of a tick per enemy and rock-fall (2 ticks
+/// there). Counts, not the clock: the same on every machine.
+#[test]
+fn the_calm_searchs_budget_counts_its_looks_for_targets() {
+    use horst_planner::calm;
+    let map = load(&root().join("levels/probes/limit-128-jackdaws.map"));
+    assert_eq!(calm::look_cost(&map), 128);
+    let budget = 400_000;
+    let run = calm::calm_route(&map, 1, budget, calm::MAX_BYTES, &|| false);
+    // It looks on most ticks (not while the pebble cools down).
+    assert!(run.looks > run.referee_ticks / 2, "{run:?}");
+    assert_eq!(
+        run.work_ticks,
+        run.referee_ticks + run.looks * calm::look_cost(&map) / 64,
+        "{run:?}"
+    );
+    // Checked between stands: past the budget by at most one stand's moves.
+    assert!(run.work_ticks <= budget + 3 * 160_000, "{run:?}");
+}
