@@ -235,6 +235,11 @@ fn guest_probes_are_decided_as_their_truth() {
         // Written 2026-12-07 14:20 UTC, the tenth round. A map one column wide, the bird on
         // cracked rock: a pebble leaves the map on the tick it is fired.
         ("guest-one-column-cracked-floor", Proof::RelaxedGraph),
+        // Written 2026-12-07 17:35 UTC, the eleventh round. Cracked rock no pebble reaches, in
+        // the floors and in the roof: the ways are as long as before, past the replay limit.
+        // Searched until the time limit while the bound counted every crack open.
+        ("guest-serpentine-11-sealed-cracks", Proof::ReplayLimit),
+        ("guest-column-serpentine-cracked-roof", Proof::ReplayLimit),
     ];
     let undecided = [
         // The roof of guest-tunnel-hole-5 with one tile open: the envelope's roof must span
@@ -485,6 +490,29 @@ fn a_way_made_long_by_walls_beside_the_bird_is_proved() {
     // 4 walls open at the bottom between walls open at the top: 8 climbs or falls of 12 rows
     // and more, at most 1,792 sub-units a tick.
     assert!(bound >= 200, "{bound}: the walls should count");
+}
+
+/// Decoration that looks like a shortcut (the eleventh round): cracked rock with solid blocks
+/// on both sides in its row. `guest-serpentine-11-sealed-cracks` has a crack in the middle of
+/// each floor of `guest-serpentine-11`, `guest-column-serpentine-cracked-roof` 64 in the roof
+/// over the 255 walls of `guest-column-serpentine-128`. A pebble flies along a row the bird's
+/// hitbox overlaps and stops at the first solid block, so no pebble ever reaches such a crack:
+/// the ways are as long as before. The replay limit's bound counted every crack open, saw a
+/// way down the middle (and over the walls through the open air above a roof with holes), and
+/// both were searched until the time limit. Now a crack counts open only where a pebble could
+/// break it (`relaxed::breakable_cracked`, as the jump envelope's roofs): a crack beside a dip
+/// the bird stands in still opens a shortcut, and `guest-serpentine-11-shot-shortcut` is won
+/// through it, no earlier than the bound says.
+#[test]
+fn cracks_no_pebble_reaches_do_not_shorten_the_way() {
+    replay_limit_pair(
+        "guest-serpentine-11-sealed-cracks",
+        "guest-serpentine-11-shot-shortcut",
+    );
+    replay_limit_pair(
+        "guest-column-serpentine-cracked-roof",
+        "guest-column-serpentine-9",
+    );
 }
 
 /// `guest-decoy-gap-detour`: a calm walk round a decoy gap read `tight` (window 4, a jump up
