@@ -44,7 +44,7 @@
 
 use crate::search::{state_key, Ctx, Stage};
 use horst_engine::physics::{PLAYER_H, PLAYER_W, TILE_SHIFT};
-use horst_engine::{Map, Sim, Status, Step};
+use horst_engine::{Block, Map, Sim, Status, Step};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 
@@ -76,11 +76,18 @@ const MAX_HOLD: u16 = 48;
 /// rising well before 30 ticks, so a release a few ticks either way changes nothing).
 const JUMP_HOLDS: [u16; 3] = [3, 9, 30];
 
-/// Flight ticks at which the egg boost is pressed (held 30 ticks) after a jump held
+/// Flight ticks at which the egg boost is pressed (held [`BOOST_HOLD`] ticks) after a jump held
 /// [`BOOST_JUMP`] ticks (a fresh press: jump let go before it). A full jump's apex comes
 /// 17 ticks after take-off (1630 / 96).
 const BOOST_AT: [u16; 2] = [20, 30];
 const BOOST_JUMP: u16 = 16;
+
+/// How long the egg boost is held: 30 ticks, or on a map with crumbling ledges 12 (the boost's
+/// rise is below the jump cut's 480 after 9, so the flight is the same), so that jump is let go
+/// before the bird lands and a fresh press can come at once: a crumbling ledge of delay 1 is
+/// gone the tick after the landing (`levels/probes/guest-crumble-1-ladder`).
+const BOOST_HOLD: u16 = 30;
+const BOOST_HOLD_CRUMBLING: u16 = 12;
 
 /// A walk's grid and its longest hold (4 tiles at a run).
 const WALK_STEP: u16 = 4;
@@ -252,6 +259,19 @@ fn support(sim: &Sim) -> Option<(i32, i32)> {
     Some((ty, tx))
 }
 
+/// Whether nothing under the bird's feet holds for good: it stands on crumbling ledges, or on
+/// one that has fallen this tick (delay 1 takes it away on the tick of the landing), not riding.
+fn on_crumbling(sim: &Sim) -> bool {
+    let p = sim.player();
+    p.riding < 0 && {
+        let ty = (p.y + PLAYER_H) >> TILE_SHIFT;
+        (p.x >> TILE_SHIFT..=(p.x + PLAYER_W - 1) >> TILE_SHIFT).all(|tx| {
+            let b = sim.block_at(tx, ty);
+            !(b.is_solid() || b == Block::Ledge)
+        })
+    }
+}
+
 /// The shoot button's bit in an action (engine/src/lib.rs `actions`).
 const SHOOT: u8 = 2;
 
@@ -324,6 +344,10 @@ fn run_move(sim: &Sim, steps: &mut Vec<Step>, work: &mut Work, mut shots: Shots)
     }
     let mut waited: u32 = 0;
     let mut still: u16 = 0;
+    // The bird at rest on crumbling ledges alone: where they give way before the pause is over,
+    // the move ends on the tick it came to rest (a person does not wait there; on a ledge of
+    // delay 1 the next jump must come within 4 ticks, `levels/probes/guest-crumble-1-ladder`).
+    let mut brief: Option<(Sim, Vec<Step>)> = None;
     while still < PAUSE {
         waited += 1;
         match tick(&mut sim, NONE, &mut held, &mut k) {
@@ -332,8 +356,15 @@ fn run_move(sim: &Sim, steps: &mut Vec<Step>, work: &mut Work, mut shots: Shots)
             Status::Running => {}
         }
         if at_rest(&sim) {
+            if still == 0 && on_crumbling(&sim) {
+                brief = Some((sim.clone(), held.clone()));
+            }
             still += 1;
         } else if still > 0 || waited > REST_WITHIN {
+            if let Some((sim, held)) = brief.take() {
+                *steps = held;
+                return End::Rest(Box::new(sim));
+            }
             // Pushed off its stand while pausing, or never standing: not a calm stand.
             return End::Lost;
         }
@@ -360,14 +391,14 @@ fn shot_ticks(targets: &[u32]) -> Vec<u32> {
 }
 
 /// A jump's inputs: jump held `jump` ticks, direction `dir` held `hold` ticks (both from the
-/// first tick), and the egg boost pressed at tick `boost` (held 30 ticks, no direction after
-/// the hold). Ticks of `none` fill the gaps.
-fn jump_steps(dir: u8, hold: u16, jump: u16, boost: Option<u16>) -> Vec<Step> {
-    let end = boost.map_or(hold.max(jump), |b| hold.max(b + 30));
+/// first tick), and the egg boost pressed at tick `boost` (held `boost_hold` ticks, no
+/// direction after the hold). Ticks of `none` fill the gaps.
+fn jump_steps(dir: u8, hold: u16, jump: u16, boost: Option<u16>, boost_hold: u16) -> Vec<Step> {
+    let end = boost.map_or(hold.max(jump), |b| hold.max(b + boost_hold));
     let mut out: Vec<Step> = Vec::new();
     for t in 0..end {
         let moving = t < hold;
-        let pressed = t < jump || boost.is_some_and(|b| t >= b && t < b + 30);
+        let pressed = t < jump || boost.is_some_and(|b| t >= b && t < b + boost_hold);
         let action = if moving { dir } else { NONE } + if pressed { JUMP } else { 0 };
         match out.last_mut() {
             Some(last) if last.action == action => last.ticks += 1,
@@ -384,7 +415,7 @@ type Family = (bool, Vec<Vec<Step>>);
 /// The moves tried from a stand, as families: each family's moves differ only in how long the
 /// direction is held, in grid order, so runs of neighbours that end in the same place can be
 /// told apart and the middle one kept.
-fn families(waits: bool) -> Vec<Family> {
+fn families(waits: bool, boost_hold: u16) -> Vec<Family> {
     let mut out = Vec::new();
     for &dir in &DIRS {
         // Walks: each length its own place (a walk positions the bird for the next move).
@@ -409,7 +440,7 @@ fn families(waits: bool) -> Vec<Family> {
             out.push((
                 true,
                 (1..=MAX_HOLD / STEP)
-                    .map(|k| jump_steps(dir, k * STEP, jump, boost))
+                    .map(|k| jump_steps(dir, k * STEP, jump, boost, boost_hold))
                     .collect(),
             ));
         }
@@ -417,12 +448,12 @@ fn families(waits: bool) -> Vec<Family> {
     // Straight up, each height (and boost) alone.
     let mut up: Vec<Vec<Step>> = JUMP_HOLDS
         .iter()
-        .map(|&j| jump_steps(NONE, 0, j, None))
+        .map(|&j| jump_steps(NONE, 0, j, None, boost_hold))
         .collect();
     up.extend(
         BOOST_AT
             .iter()
-            .map(|&b| jump_steps(NONE, 0, BOOST_JUMP, Some(b))),
+            .map(|&b| jump_steps(NONE, 0, BOOST_JUMP, Some(b), boost_hold)),
     );
     for u in up {
         out.push((false, vec![u]));
@@ -467,7 +498,15 @@ pub fn calm_route(
             EntityKind::Platform | EntityKind::Flyer | EntityKind::Walker | EntityKind::Rockfall
         )
     });
-    let fams = families(waits);
+    let crumbling = map.tiles().contains(&Block::Crumbling);
+    let fams = families(
+        waits,
+        if crumbling {
+            BOOST_HOLD_CRUMBLING
+        } else {
+            BOOST_HOLD
+        },
+    );
     let shoot = ctx.shoot_useful;
     // Steps of a stand's moves: a few dozen bytes each, a few per stand.
     let max_nodes = (max_bytes / (crate::memory::sim_bytes(map) + 256)) as usize;

@@ -712,3 +712,23 @@ fn the_calm_searchs_budget_counts_its_looks_for_targets() {
     // Checked between stands: past the budget by at most one stand's moves.
     assert!(run.work_ticks <= budget + 3 * 160_000, "{run:?}");
 }
+
+/// `guest-crumble-1-ladder`: ten crumbling ledges of delay 1 up a shaft one tile wide, each gone
+/// on the tick the bird lands on it; the next jump comes on one of 4 ticks (the landing's next
+/// tick and the coyote time), so a person's climb reads `tight` (window 4, no exact input: the
+/// map's first lines, and a hand replay in the referee). The planner's fast route presses every
+/// jump and boost on the first tick that works, and read `frame_perfect` (22 exact inputs); its
+/// calm route found nothing, as a stand was the bird at rest for 10 ticks, which no such ledge
+/// gives, and the egg boost was held 30 ticks, past the next landing. Now a calm move ends on
+/// the tick the bird comes to rest on ledges that give way, and on a map with crumbling ledges
+/// the boost is held 12 ticks (`calm`): the calm route's report is the answer.
+#[test]
+fn a_ladder_of_crumbling_ledges_is_judged_by_a_calm_route() {
+    let map = load(&root().join("levels/probes/guest-crumble-1-ladder.map"));
+    let rep = plan_for(&map, 60.0, 2);
+    let replay = rep.replay().expect("won");
+    let report = horst_feasibility::assess(&map, replay).expect("the replay wins");
+    assert!(report.complete, "{report:?}");
+    assert_eq!(report.exact_inputs, 0, "{report:?}");
+    assert_eq!(report.verdict, Verdict::Tight, "{report:?}");
+}
