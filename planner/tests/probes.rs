@@ -254,6 +254,10 @@ fn guest_probes_are_decided_as_their_truth() {
         // Written 2026-12-07 09:40 UTC: cracked rock a column past a pebble's reach; no proof
         // knows how far a pebble flies.
         "guest-shot-from-a-fall-too-far",
+        // Written 2026-12-07 17:35 UTC: a tenth slow ferry after limit-nine-ferries' nine; the
+        // ferries' fixed ways put the last island past the replay limit, which the bound (every
+        // tick at the run speed plus the ferry's) does not see.
+        "guest-ten-slow-ferries",
     ];
     let all = probes("guest-");
     assert!(all.len() >= 30, "{} guest probes", all.len());
@@ -340,6 +344,13 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-jackdaw-over-spring",
         "guest-widest-fastest-ferry",
         "guest-fall-shot-or-long-walk",
+        // The eleventh round (2026-12-07): a ladder of crumbling ledges (its calm route), a
+        // launch onto a ferry, hovering marmots, lifts at five speeds, the cracks' proof.
+        "guest-crumble-1-ladder",
+        "guest-spring-ferry-catch",
+        "guest-hovering-marmots",
+        "guest-elevator-bank",
+        "guest-serpentine-11-sealed-cracks",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         let one = plan_for(&map, 60.0, 1);
