@@ -44,18 +44,19 @@
 
 use crate::search::{state_key, Ctx, Stage};
 use horst_engine::physics::{PLAYER_H, PLAYER_W, TILE_SHIFT};
-use horst_engine::{Map, Sim, Status, Step};
+use horst_engine::{Block, Map, Sim, Status, Step};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 
-/// The referee ticks one calm search may simulate at most: about 0.3 s of one core at the
+/// The work one calm search may do at most, in referee ticks: about 0.3 s of one core at the
 /// engine's pace (5-10 million ticks a second on a slow machine). The lattice probe's calm
 /// route costs about a tenth of it (`tests/probes.rs`, `the_calm_route_is_the_same_on_every_call`).
 /// Checked between stands, so passed by at most one stand's moves (about 300 runs, and where
 /// shooting can change something up to [`MAX_SHOTS`] more for each move not aimed and each
 /// hop kept: about 500). Where shooting can change something a tick also looks for targets
 /// (`Ctx::target_ahead`, every enemy): on 128 jackdaws about 2.4 times a plain tick's cost
-/// (docs/benchmarks.md, the tenth round of guest probes).
+/// (docs/benchmarks.md, the tenth round of guest probes), so the budget counts each look too
+/// ([`look_cost`]).
 pub const CALM_TICKS: u64 = 3_000_000;
 
 /// Ticks the bird stands after it has come to rest, before the next move: a person's look,
@@ -75,11 +76,18 @@ const MAX_HOLD: u16 = 48;
 /// rising well before 30 ticks, so a release a few ticks either way changes nothing).
 const JUMP_HOLDS: [u16; 3] = [3, 9, 30];
 
-/// Flight ticks at which the egg boost is pressed (held 30 ticks) after a jump held
+/// Flight ticks at which the egg boost is pressed (held [`BOOST_HOLD`] ticks) after a jump held
 /// [`BOOST_JUMP`] ticks (a fresh press: jump let go before it). A full jump's apex comes
 /// 17 ticks after take-off (1630 / 96).
 const BOOST_AT: [u16; 2] = [20, 30];
 const BOOST_JUMP: u16 = 16;
+
+/// How long the egg boost is held: 30 ticks, or on a map with crumbling ledges 12 (the boost's
+/// rise is below the jump cut's 480 after 9, so the flight is the same), so that jump is let go
+/// before the bird lands and a fresh press can come at once: a crumbling ledge of delay 1 is
+/// gone the tick after the landing (`levels/probes/guest-crumble-1-ladder`).
+const BOOST_HOLD: u16 = 30;
+const BOOST_HOLD_CRUMBLING: u16 = 12;
 
 /// A walk's grid and its longest hold (4 tiles at a run).
 const WALK_STEP: u16 = 4;
@@ -135,10 +143,55 @@ const KEY_STAGE: Stage = Stage {
 pub struct Calm {
     /// The winning steps (run-length encoded, cut at the win), or none.
     pub steps: Option<Vec<Step>>,
-    /// Referee ticks simulated.
+    /// The work its budget counted, in referee ticks: the ticks simulated and the looks for
+    /// targets ([`look_cost`]).
     pub work_ticks: u64,
+    /// Referee ticks simulated.
+    pub referee_ticks: u64,
+    /// Looks for targets (`Ctx::target_ahead`), one on every tick of a move where shooting can
+    /// change something.
+    pub looks: u64,
     /// Standing places expanded.
     pub expanded: u64,
+}
+
+/// What a look for targets (`Ctx::target_ahead`) costs, in 64ths of a referee tick: one per
+/// enemy and rock-fall (it works out where every enemy is, where a referee tick follows only
+/// the enemies near the bird), an eighth of a tick at the least (the pebble's row, 15 tiles of
+/// it). On `levels/probes/limit-128-jackdaws` a tick that also looked cost 2.4 plain ones
+/// (docs/benchmarks.md, the tenth round of guest probes): a look counts 2 ticks there.
+pub fn look_cost(map: &Map) -> u64 {
+    let counted = map
+        .entities()
+        .iter()
+        .filter(|e| e.kind.is_enemy() || e.kind == horst_engine::EntityKind::Rockfall)
+        .count() as u64;
+    counted.max(8)
+}
+
+/// The calm search's work so far.
+struct Work {
+    ticks: u64,
+    looks: u64,
+    /// [`look_cost`] of the map.
+    look_cost: u64,
+}
+
+impl Work {
+    /// The work in referee ticks, as the budget counts it.
+    fn counted(&self) -> u64 {
+        self.ticks + self.looks * self.look_cost / 64
+    }
+
+    fn calm(&self, steps: Option<Vec<Step>>, expanded: u64) -> Calm {
+        Calm {
+            steps,
+            work_ticks: self.counted(),
+            referee_ticks: self.ticks,
+            looks: self.looks,
+            expanded,
+        }
+    }
 }
 
 struct Node {
@@ -146,6 +199,26 @@ struct Node {
     parent: usize,
     /// The steps from the parent's stand to this one.
     steps: Vec<Step>,
+}
+
+/// The stands found: each kept once (by its state key) and queued best first by the relaxed
+/// distance to a nest, then by the tick, then in the order found.
+struct Stands {
+    nodes: Vec<Node>,
+    seen: HashSet<u64>,
+    open: BinaryHeap<Reverse<(u32, u32, usize)>>,
+}
+
+impl Stands {
+    /// Keeps the stand `sim` (state key `key`), reached from stand `parent` by `steps`, unless
+    /// it comes after the replay limit or a stand of its key was kept before.
+    fn keep(&mut self, ctx: &Ctx, sim: Sim, key: u64, parent: usize, steps: Vec<Step>) {
+        if sim.tick() <= crate::search::MAX_TICKS && self.seen.insert(key) {
+            let d = ctx.distance(&sim);
+            self.open.push(Reverse((d, sim.tick(), self.nodes.len())));
+            self.nodes.push(Node { sim, parent, steps });
+        }
+    }
 }
 
 /// How a move from a stand ends.
@@ -186,6 +259,19 @@ fn support(sim: &Sim) -> Option<(i32, i32)> {
     Some((ty, tx))
 }
 
+/// Whether nothing under the bird's feet holds for good: it stands on crumbling ledges, or on
+/// one that has fallen this tick (delay 1 takes it away on the tick of the landing), not riding.
+fn on_crumbling(sim: &Sim) -> bool {
+    let p = sim.player();
+    p.riding < 0 && {
+        let ty = (p.y + PLAYER_H) >> TILE_SHIFT;
+        (p.x >> TILE_SHIFT..=(p.x + PLAYER_W - 1) >> TILE_SHIFT).all(|tx| {
+            let b = sim.block_at(tx, ty);
+            !(b.is_solid() || b == Block::Ledge)
+        })
+    }
+}
+
 /// The shoot button's bit in an action (engine/src/lib.rs `actions`).
 const SHOOT: u8 = 2;
 
@@ -221,7 +307,7 @@ impl Shots<'_> {
 
 /// Runs `steps` from `sim`, then nothing until the bird stands (and [`PAUSE`] more), with
 /// `shots`' tap. The steps actually held (up to the win, the tap in them) replace `steps`.
-fn run_move(sim: &Sim, steps: &mut Vec<Step>, ticks: &mut u64, mut shots: Shots) -> End {
+fn run_move(sim: &Sim, steps: &mut Vec<Step>, work: &mut Work, mut shots: Shots) -> End {
     let mut sim = sim.clone();
     let mut held: Vec<Step> = Vec::new();
     let mut k: u32 = 0;
@@ -229,8 +315,11 @@ fn run_move(sim: &Sim, steps: &mut Vec<Step>, ticks: &mut u64, mut shots: Shots)
         if let Some((ctx, targets)) = shots.targets.as_mut() {
             let p = sim.player();
             let dir = if p.facing < 0 { -1 } else { 1 };
-            if p.shoot_cooldown == 0 && ctx.target_ahead(sim, dir, true) {
-                targets.push(*k);
+            if p.shoot_cooldown == 0 {
+                work.looks += 1;
+                if ctx.target_ahead(sim, dir, true) {
+                    targets.push(*k);
+                }
             }
         }
         let action = if shots.at == Some(*k) {
@@ -240,7 +329,7 @@ fn run_move(sim: &Sim, steps: &mut Vec<Step>, ticks: &mut u64, mut shots: Shots)
         };
         *k += 1;
         sim.step(action);
-        *ticks += 1;
+        work.ticks += 1;
         push_tick(held, action);
         sim.status()
     };
@@ -255,6 +344,10 @@ fn run_move(sim: &Sim, steps: &mut Vec<Step>, ticks: &mut u64, mut shots: Shots)
     }
     let mut waited: u32 = 0;
     let mut still: u16 = 0;
+    // The bird at rest on crumbling ledges alone: where they give way before the pause is over,
+    // the move ends on the tick it came to rest (a person does not wait there; on a ledge of
+    // delay 1 the next jump must come within 4 ticks, `levels/probes/guest-crumble-1-ladder`).
+    let mut brief: Option<(Sim, Vec<Step>)> = None;
     while still < PAUSE {
         waited += 1;
         match tick(&mut sim, NONE, &mut held, &mut k) {
@@ -263,8 +356,15 @@ fn run_move(sim: &Sim, steps: &mut Vec<Step>, ticks: &mut u64, mut shots: Shots)
             Status::Running => {}
         }
         if at_rest(&sim) {
+            if still == 0 && on_crumbling(&sim) {
+                brief = Some((sim.clone(), held.clone()));
+            }
             still += 1;
         } else if still > 0 || waited > REST_WITHIN {
+            if let Some((sim, held)) = brief.take() {
+                *steps = held;
+                return End::Rest(Box::new(sim));
+            }
             // Pushed off its stand while pausing, or never standing: not a calm stand.
             return End::Lost;
         }
@@ -291,14 +391,14 @@ fn shot_ticks(targets: &[u32]) -> Vec<u32> {
 }
 
 /// A jump's inputs: jump held `jump` ticks, direction `dir` held `hold` ticks (both from the
-/// first tick), and the egg boost pressed at tick `boost` (held 30 ticks, no direction after
-/// the hold). Ticks of `none` fill the gaps.
-fn jump_steps(dir: u8, hold: u16, jump: u16, boost: Option<u16>) -> Vec<Step> {
-    let end = boost.map_or(hold.max(jump), |b| hold.max(b + 30));
+/// first tick), and the egg boost pressed at tick `boost` (held `boost_hold` ticks, no
+/// direction after the hold). Ticks of `none` fill the gaps.
+fn jump_steps(dir: u8, hold: u16, jump: u16, boost: Option<u16>, boost_hold: u16) -> Vec<Step> {
+    let end = boost.map_or(hold.max(jump), |b| hold.max(b + boost_hold));
     let mut out: Vec<Step> = Vec::new();
     for t in 0..end {
         let moving = t < hold;
-        let pressed = t < jump || boost.is_some_and(|b| t >= b && t < b + 30);
+        let pressed = t < jump || boost.is_some_and(|b| t >= b && t < b + boost_hold);
         let action = if moving { dir } else { NONE } + if pressed { JUMP } else { 0 };
         match out.last_mut() {
             Some(last) if last.action == action => last.ticks += 1,
@@ -315,7 +415,7 @@ type Family = (bool, Vec<Vec<Step>>);
 /// The moves tried from a stand, as families: each family's moves differ only in how long the
 /// direction is held, in grid order, so runs of neighbours that end in the same place can be
 /// told apart and the middle one kept.
-fn families(waits: bool) -> Vec<Family> {
+fn families(waits: bool, boost_hold: u16) -> Vec<Family> {
     let mut out = Vec::new();
     for &dir in &DIRS {
         // Walks: each length its own place (a walk positions the bird for the next move).
@@ -340,7 +440,7 @@ fn families(waits: bool) -> Vec<Family> {
             out.push((
                 true,
                 (1..=MAX_HOLD / STEP)
-                    .map(|k| jump_steps(dir, k * STEP, jump, boost))
+                    .map(|k| jump_steps(dir, k * STEP, jump, boost, boost_hold))
                     .collect(),
             ));
         }
@@ -348,12 +448,12 @@ fn families(waits: bool) -> Vec<Family> {
     // Straight up, each height (and boost) alone.
     let mut up: Vec<Vec<Step>> = JUMP_HOLDS
         .iter()
-        .map(|&j| jump_steps(NONE, 0, j, None))
+        .map(|&j| jump_steps(NONE, 0, j, None, boost_hold))
         .collect();
     up.extend(
         BOOST_AT
             .iter()
-            .map(|&b| jump_steps(NONE, 0, BOOST_JUMP, Some(b))),
+            .map(|&b| jump_steps(NONE, 0, BOOST_JUMP, Some(b), boost_hold)),
     );
     for u in up {
         out.push((false, vec![u]));
@@ -398,45 +498,40 @@ pub fn calm_route(
             EntityKind::Platform | EntityKind::Flyer | EntityKind::Walker | EntityKind::Rockfall
         )
     });
-    let fams = families(waits);
+    let crumbling = map.tiles().contains(&Block::Crumbling);
+    let fams = families(
+        waits,
+        if crumbling {
+            BOOST_HOLD_CRUMBLING
+        } else {
+            BOOST_HOLD
+        },
+    );
     let shoot = ctx.shoot_useful;
     // Steps of a stand's moves: a few dozen bytes each, a few per stand.
     let max_nodes = (max_bytes / (crate::memory::sim_bytes(map) + 256)) as usize;
-    let mut ticks: u64 = 0;
+    let mut work = Work {
+        ticks: 0,
+        looks: 0,
+        look_cost: look_cost(map),
+    };
     let mut expanded: u64 = 0;
     let mut buf = Vec::new();
-    let mut nodes: Vec<Node> = Vec::new();
-    let mut seen: HashSet<u64> = HashSet::new();
-    let mut open: BinaryHeap<Reverse<(u32, u32, usize)>> = BinaryHeap::new();
+    let mut stands = Stands {
+        nodes: Vec::new(),
+        seen: HashSet::new(),
+        open: BinaryHeap::new(),
+    };
     // The start: the bird stands (after its first fall, if it starts in the air).
     let start = Sim::new(map, seed);
     let mut first = Vec::new();
-    match run_move(&start, &mut first, &mut ticks, Shots::none()) {
+    match run_move(&start, &mut first, &mut work, Shots::none()) {
         End::Rest(sim) => {
-            let sim = *sim;
-            seen.insert(state_key(&sim, &KEY_STAGE, &ctx, &mut buf));
-            let d = ctx.distance(&sim);
-            open.push(Reverse((d, sim.tick(), 0)));
-            nodes.push(Node {
-                sim,
-                parent: usize::MAX,
-                steps: first,
-            });
+            let key = state_key(&sim, &KEY_STAGE, &ctx, &mut buf);
+            stands.keep(&ctx, *sim, key, usize::MAX, first);
         }
-        End::Won(steps) => {
-            return Calm {
-                steps: Some(crate::shorten::run_length(&steps)),
-                work_ticks: ticks,
-                expanded,
-            }
-        }
-        End::Lost => {
-            return Calm {
-                steps: None,
-                work_ticks: ticks,
-                expanded,
-            }
-        }
+        End::Won(steps) => return work.calm(Some(crate::shorten::run_length(&steps)), expanded),
+        End::Lost => return work.calm(None, expanded),
     }
     // The whole route of a move from stand `i` that won, if it wins within the replay limit.
     let won = |nodes: &[Node], mut i: usize, here: &Sim, last: Vec<Step>| {
@@ -452,12 +547,12 @@ pub fn calm_route(
         parts.reverse();
         Some(crate::shorten::run_length(&parts.concat()))
     };
-    while let Some(Reverse((_, _, i))) = open.pop() {
-        if ticks >= budget || stop() || nodes.len() >= max_nodes {
+    while let Some(Reverse((_, _, i))) = stands.open.pop() {
+        if work.counted() >= budget || stop() || stands.nodes.len() >= max_nodes {
             break;
         }
         expanded += 1;
-        let here = nodes[i].sim.clone();
+        let here = stands.nodes[i].sim.clone();
         // Moves to try again with a shot: (family, move, the ticks a shot could hit on).
         let mut again: Vec<(Vec<Step>, Vec<u32>)> = Vec::new();
         for (aimed, fam) in &fams {
@@ -479,14 +574,10 @@ pub fn calm_route(
                     at: None,
                     targets: shoot.then_some((&ctx, &mut targets)),
                 };
-                match run_move(&here, &mut steps, &mut ticks, shots) {
+                match run_move(&here, &mut steps, &mut work, shots) {
                     End::Won(held) => {
-                        if let Some(steps) = won(&nodes, i, &here, held) {
-                            return Calm {
-                                steps: Some(steps),
-                                work_ticks: ticks,
-                                expanded,
-                            };
+                        if let Some(steps) = won(&stands.nodes, i, &here, held) {
+                            return work.calm(Some(steps), expanded);
                         }
                         ends.push((None, 0, steps, None, targets));
                     }
@@ -530,15 +621,7 @@ pub fn calm_route(
                     again.push((fam[mid].clone(), std::mem::take(&mut ends[mid].4)));
                 }
                 if let (Some(_), Some(sim)) = (ends[mid].0, ends[mid].3.take()) {
-                    if sim.tick() <= crate::search::MAX_TICKS && seen.insert(key) {
-                        let d = ctx.distance(&sim);
-                        open.push(Reverse((d, sim.tick(), nodes.len())));
-                        nodes.push(Node {
-                            sim,
-                            parent: i,
-                            steps: std::mem::take(&mut ends[mid].2),
-                        });
-                    }
+                    stands.keep(&ctx, sim, key, i, std::mem::take(&mut ends[mid].2));
                 }
                 a = b;
             }
@@ -552,38 +635,22 @@ pub fn calm_route(
                     at: Some(at),
                     targets: None,
                 };
-                match run_move(&here, &mut steps, &mut ticks, shots) {
+                match run_move(&here, &mut steps, &mut work, shots) {
                     End::Won(held) => {
-                        if let Some(steps) = won(&nodes, i, &here, held) {
-                            return Calm {
-                                steps: Some(steps),
-                                work_ticks: ticks,
-                                expanded,
-                            };
+                        if let Some(steps) = won(&stands.nodes, i, &here, held) {
+                            return work.calm(Some(steps), expanded);
                         }
                     }
                     End::Lost => {}
                     End::Rest(sim) => {
                         let key = state_key(&sim, &KEY_STAGE, &ctx, &mut buf);
-                        if sim.tick() <= crate::search::MAX_TICKS && seen.insert(key) {
-                            let d = ctx.distance(&sim);
-                            open.push(Reverse((d, sim.tick(), nodes.len())));
-                            nodes.push(Node {
-                                sim: *sim,
-                                parent: i,
-                                steps,
-                            });
-                        }
+                        stands.keep(&ctx, *sim, key, i, steps);
                     }
                 }
             }
         }
     }
-    Calm {
-        steps: None,
-        work_ticks: ticks,
-        expanded,
-    }
+    work.calm(None, expanded)
 }
 
 #[cfg(test)]

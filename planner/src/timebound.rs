@@ -8,8 +8,9 @@
 //! - The bird's hitbox never overlaps a solid block (its moves stop at them; a platform
 //!   carrying it into one stops it or crushes it), and it moves less than a tile a tick, so to
 //!   be entirely below a row it must first overlap that row, and then its whole width lies in
-//!   one run of the row's open tiles (any tile not solid, and cracked rock, which a pebble may
-//!   open). For each row between the start and the nest, take the first tick `t_k` on which
+//!   one run of the row's open tiles (any tile not solid, and cracked rock that a pebble may
+//!   open: a crack with solid blocks on both sides in its row never opens, as a pebble flies
+//!   along a row from where the bird overlaps it, `relaxed::breakable_cracked`). For each row between the start and the nest, take the first tick `t_k` on which
 //!   the bird is entirely below it: on the tick before, its left edge was in one of the row's
 //!   runs. Rows further down are passed later (`t_k` grows with the row), and at the win the
 //!   bird is below every row up to two above the nest's and overlaps the nest's tile. The row
@@ -83,11 +84,30 @@ pub fn max_rise_or_fall(map: &Map) -> i64 {
     own as i64 + 2 * platform_carry(map)
 }
 
-/// Whether tile (x, y) may be open to the bird at some point: not solid, or cracked rock (a
-/// pebble may break it).
-fn open(map: &Map, x: i32, y: i32) -> bool {
-    let b = map.tile(x, y).unwrap_or(Block::Empty);
-    !b.is_solid() || b == Block::Cracked
+/// The map's tiles as the bound sees them: which may be open to the bird at some point.
+struct Tiles<'a> {
+    map: &'a Map,
+    /// Per tile (row-major): cracked rock a pebble could ever break (`relaxed::breakable_cracked`).
+    breakable: Vec<bool>,
+}
+
+impl<'a> Tiles<'a> {
+    fn new(map: &'a Map) -> Tiles<'a> {
+        Tiles {
+            map,
+            breakable: crate::relaxed::breakable_cracked(map),
+        }
+    }
+
+    /// Whether tile (x, y) may be open to the bird at some point: not solid, or cracked rock
+    /// that a pebble may break. A crack with solid blocks on both sides in its row (decoration
+    /// in a floor or a roof) stays solid: a pebble flies along a row the bird's hitbox overlaps
+    /// and stops at the first solid block (`levels/probes/guest-serpentine-11-sealed-cracks`).
+    fn open(&self, x: i32, y: i32) -> bool {
+        let b = self.map.tile(x, y).unwrap_or(Block::Empty);
+        !b.is_solid()
+            || (b == Block::Cracked && self.breakable[(y * self.map.width() + x) as usize])
+    }
 }
 
 /// The runs `a..b` of open tiles among `0..n` (`open` says which), or None when every tile
@@ -114,9 +134,9 @@ fn open_runs(n: i32, open: impl Fn(i32) -> bool) -> Option<Vec<(i32, i32)>> {
 
 /// The runs of row `y` the bird's whole width can be in, or None when the row has no solid
 /// tile (no constraint).
-fn runs(map: &Map, y: i32) -> Option<Vec<Span>> {
+fn runs(tiles: &Tiles, y: i32) -> Option<Vec<Span>> {
     let t = TILE as i64;
-    let runs = open_runs(map.width(), |x| open(map, x, y))?;
+    let runs = open_runs(tiles.map.width(), |x| tiles.open(x, y))?;
     Some(
         runs.into_iter()
             .map(|(a, b)| (a as i64 * t, b as i64 * t - PLAYER_W as i64))
@@ -131,11 +151,11 @@ const FAR: i64 = 1 << 40;
 /// when the column has no solid tile (no constraint). The open air above the map is one run
 /// (with the column's top run, when its top tile is open); a run that reaches the map's bottom
 /// is taken as open below (the bird dies there, which only loosens the bound).
-fn column_runs(map: &Map, x: i32, top_min: i64) -> Option<Vec<Span>> {
-    let (h, t) = (map.height(), TILE as i64);
-    let runs = open_runs(h, |y| open(map, x, y))?;
+fn column_runs(tiles: &Tiles, x: i32, top_min: i64) -> Option<Vec<Span>> {
+    let (h, t) = (tiles.map.height(), TILE as i64);
+    let runs = open_runs(h, |y| tiles.open(x, y))?;
     let mut out = Vec::new();
-    if !open(map, x, 0) {
+    if !tiles.open(x, 0) {
         // Above the map is open air, also over a column solid up to its top
         // (`levels/probes/guest-over-the-map-top`).
         out.push((-FAR, -(PLAYER_H as i64)));
@@ -159,21 +179,16 @@ fn column_runs(map: &Map, x: i32, top_min: i64) -> Option<Vec<Span>> {
 }
 
 /// The highest the bird's top edge can ever be: under the lowest row above the start that is
-/// solid across the whole map (cracked rock does not count), if any. The map's sides are walls
+/// solid across the whole map (cracked rock counts only where no pebble can break it), if any. The map's sides are walls
 /// and the bird moves less than a tile a tick, so a bird below such a row stays below it (a
 /// platform that would carry it up into the row stops it or crushes it; a jump or a spring only
 /// sets its speed). Without it a map under a roof would let the bird go round every wall
 /// through the open air above the map.
-fn roof_top(map: &Map) -> i64 {
-    let sy = map.start().1;
+fn roof_top(tiles: &Tiles) -> i64 {
+    let sy = tiles.map.start().1;
     (0..sy)
         .rev()
-        .find(|&y| {
-            (0..map.width()).all(|x| {
-                let b = map.tile(x, y).unwrap_or(Block::Empty);
-                b.is_solid() && b != Block::Cracked
-            })
-        })
+        .find(|&y| (0..tiles.map.width()).all(|x| !tiles.open(x, y)))
         .map_or(-FAR, |y| (y as i64 + 1) * TILE as i64)
 }
 
@@ -245,7 +260,8 @@ fn between(from: i32, to: i32) -> Vec<i32> {
 
 /// A lower bound on the tick of any win at the nest (nx, ny) from the columns between the
 /// start and the nest (the module documentation's argument on its side), in ticks.
-fn column_bound(map: &Map, (nx, ny): (i32, i32)) -> u64 {
+fn column_bound(tiles: &Tiles, (nx, ny): (i32, i32)) -> u64 {
+    let map = tiles.map;
     let (sx, sy) = map.start();
     // The bird starts on the bottom of its tile.
     let y0 = (sy * TILE + TILE - PLAYER_H) as i64;
@@ -253,10 +269,10 @@ fn column_bound(map: &Map, (nx, ny): (i32, i32)) -> u64 {
         ny as i64 * TILE as i64 - PLAYER_H as i64 + 1,
         ny as i64 * TILE as i64 + TILE as i64 - 1,
     );
-    let top_min = roof_top(map);
+    let top_min = roof_top(tiles);
     let cols: Vec<Vec<Span>> = between(sx, nx)
         .into_iter()
-        .filter_map(|x| column_runs(map, x, top_min))
+        .filter_map(|x| column_runs(tiles, x, top_min))
         .collect();
     if cols.is_empty() {
         return 0;
@@ -274,10 +290,11 @@ pub fn min_win_ticks(map: &Map) -> u64 {
     let x0 = (sx * TILE + (TILE - PLAYER_W) / 2) as i64;
     let x_max = (map.width() * TILE - PLAYER_W) as i64;
     let speed = max_step(map);
+    let tiles = Tiles::new(map);
     map.nests()
         .iter()
         .map(|&(nx, ny)| {
-            let by_columns = column_bound(map, (nx, ny));
+            let by_columns = column_bound(&tiles, (nx, ny));
             let last = (
                 (nx as i64 * TILE as i64 - PLAYER_W as i64 + 1).max(0),
                 (nx as i64 * TILE as i64 + TILE as i64 - 1).min(x_max),
@@ -285,7 +302,7 @@ pub fn min_win_ticks(map: &Map) -> u64 {
             // The rows passed, in the order they are passed.
             let rows: Vec<Vec<Span>> = between(sy, ny)
                 .into_iter()
-                .filter_map(|y| runs(map, y))
+                .filter_map(|y| runs(&tiles, y))
                 .collect();
             let d = least_distance(x0, &rows, last);
             if d == i64::MAX {

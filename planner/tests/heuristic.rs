@@ -70,8 +70,12 @@ fn the_air_bounded_graph_leads_every_winnable_level_to_its_nest() {
 /// `long-obstacle-course` the planner's bird hops the first gap of 4 low, falls a row into
 /// the pit and lays the egg boost there to reach the far floor (tick 62, tile (9, 12)); the
 /// graph's fallen bird may not rise from below the floor (the same gap as
-/// `rare-boost-out-of-pit` above). The search wins it anyway. Remove it when the graph covers it.
-const HOPELESS_MISSES: &[&str] = &["long-obstacle-course"];
+/// `rare-boost-out-of-pit` above). The search wins it anyway. And `guest-hovering-marmots` (the
+/// eleventh round): marmots written with nothing under them hover, and the bird's falls over the
+/// spikes between them look hopeless (tick 35, tile (5, 11)), as the graph counts a flyer to stomp
+/// as a support but a walker only through the ground it stands on; the search wins it anyway
+/// (1,180 states). Remove them when the graph covers them.
+const HOPELESS_MISSES: &[&str] = &["long-obstacle-course", "guest-hovering-marmots"];
 
 /// The tiles a winning replay's bird passes (its middle, every tick) all reach a nest in the
 /// heuristic's graph: it may rank them, it never calls them hopeless.

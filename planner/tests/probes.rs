@@ -235,6 +235,11 @@ fn guest_probes_are_decided_as_their_truth() {
         // Written 2026-12-07 14:20 UTC, the tenth round. A map one column wide, the bird on
         // cracked rock: a pebble leaves the map on the tick it is fired.
         ("guest-one-column-cracked-floor", Proof::RelaxedGraph),
+        // Written 2026-12-07 17:35 UTC, the eleventh round. Cracked rock no pebble reaches, in
+        // the floors and in the roof: the ways are as long as before, past the replay limit.
+        // Searched until the time limit while the bound counted every crack open.
+        ("guest-serpentine-11-sealed-cracks", Proof::ReplayLimit),
+        ("guest-column-serpentine-cracked-roof", Proof::ReplayLimit),
     ];
     let undecided = [
         // The roof of guest-tunnel-hole-5 with one tile open: the envelope's roof must span
@@ -249,6 +254,10 @@ fn guest_probes_are_decided_as_their_truth() {
         // Written 2026-12-07 09:40 UTC: cracked rock a column past a pebble's reach; no proof
         // knows how far a pebble flies.
         "guest-shot-from-a-fall-too-far",
+        // Written 2026-12-07 17:35 UTC: a tenth slow ferry after limit-nine-ferries' nine; the
+        // ferries' fixed ways put the last island past the replay limit, which the bound (every
+        // tick at the run speed plus the ferry's) does not see.
+        "guest-ten-slow-ferries",
     ];
     let all = probes("guest-");
     assert!(all.len() >= 30, "{} guest probes", all.len());
@@ -335,6 +344,13 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-jackdaw-over-spring",
         "guest-widest-fastest-ferry",
         "guest-fall-shot-or-long-walk",
+        // The eleventh round (2026-12-07): a ladder of crumbling ledges (its calm route), a
+        // launch onto a ferry, hovering marmots, lifts at five speeds, the cracks' proof.
+        "guest-crumble-1-ladder",
+        "guest-spring-ferry-catch",
+        "guest-hovering-marmots",
+        "guest-elevator-bank",
+        "guest-serpentine-11-sealed-cracks",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         let one = plan_for(&map, 60.0, 1);
@@ -485,6 +501,29 @@ fn a_way_made_long_by_walls_beside_the_bird_is_proved() {
     // 4 walls open at the bottom between walls open at the top: 8 climbs or falls of 12 rows
     // and more, at most 1,792 sub-units a tick.
     assert!(bound >= 200, "{bound}: the walls should count");
+}
+
+/// Decoration that looks like a shortcut (the eleventh round): cracked rock with solid blocks
+/// on both sides in its row. `guest-serpentine-11-sealed-cracks` has a crack in the middle of
+/// each floor of `guest-serpentine-11`, `guest-column-serpentine-cracked-roof` 64 in the roof
+/// over the 255 walls of `guest-column-serpentine-128`. A pebble flies along a row the bird's
+/// hitbox overlaps and stops at the first solid block, so no pebble ever reaches such a crack:
+/// the ways are as long as before. The replay limit's bound counted every crack open, saw a
+/// way down the middle (and over the walls through the open air above a roof with holes), and
+/// both were searched until the time limit. Now a crack counts open only where a pebble could
+/// break it (`relaxed::breakable_cracked`, as the jump envelope's roofs): a crack beside a dip
+/// the bird stands in still opens a shortcut, and `guest-serpentine-11-shot-shortcut` is won
+/// through it, no earlier than the bound says.
+#[test]
+fn cracks_no_pebble_reaches_do_not_shorten_the_way() {
+    replay_limit_pair(
+        "guest-serpentine-11-sealed-cracks",
+        "guest-serpentine-11-shot-shortcut",
+    );
+    replay_limit_pair(
+        "guest-column-serpentine-cracked-roof",
+        "guest-column-serpentine-9",
+    );
 }
 
 /// `guest-decoy-gap-detour`: a calm walk round a decoy gap read `tight` (window 4, a jump up
@@ -659,4 +698,48 @@ fn the_calm_route_shoots_in_a_fall_and_from_a_lift() {
         };
         assert!(referee(&map, &replay).won, "{name}");
     }
+}
+
+/// The calm search's budget counts its looks for targets (`calm::look_cost`). Where shooting
+/// can change something, every tick of a move also asks `Ctx::target_ahead`, which works out
+/// where every enemy is; on 128 jackdaws (`limit-128-jackdaws`) a tick that looks cost about
+/// 2.4 plain ones, and the budget, counting only referee ticks, stood for about 2.4 times the
+/// work it was meant to. Now a look counts a 64th of a tick per enemy and rock-fall (2 ticks
+/// there). Counts, not the clock: the same on every machine.
+#[test]
+fn the_calm_searchs_budget_counts_its_looks_for_targets() {
+    use horst_planner::calm;
+    let map = load(&root().join("levels/probes/limit-128-jackdaws.map"));
+    assert_eq!(calm::look_cost(&map), 128);
+    let budget = 400_000;
+    let run = calm::calm_route(&map, 1, budget, calm::MAX_BYTES, &|| false);
+    // It looks on most ticks (not while the pebble cools down).
+    assert!(run.looks > run.referee_ticks / 2, "{run:?}");
+    assert_eq!(
+        run.work_ticks,
+        run.referee_ticks + run.looks * calm::look_cost(&map) / 64,
+        "{run:?}"
+    );
+    // Checked between stands: past the budget by at most one stand's moves.
+    assert!(run.work_ticks <= budget + 3 * 160_000, "{run:?}");
+}
+
+/// `guest-crumble-1-ladder`: ten crumbling ledges of delay 1 up a shaft one tile wide, each gone
+/// on the tick the bird lands on it; the next jump comes on one of 4 ticks (the landing's next
+/// tick and the coyote time), so a person's climb reads `tight` (window 4, no exact input: the
+/// map's first lines, and a hand replay in the referee). The planner's fast route presses every
+/// jump and boost on the first tick that works, and read `frame_perfect` (22 exact inputs); its
+/// calm route found nothing, as a stand was the bird at rest for 10 ticks, which no such ledge
+/// gives, and the egg boost was held 30 ticks, past the next landing. Now a calm move ends on
+/// the tick the bird comes to rest on ledges that give way, and on a map with crumbling ledges
+/// the boost is held 12 ticks (`calm`): the calm route's report is the answer.
+#[test]
+fn a_ladder_of_crumbling_ledges_is_judged_by_a_calm_route() {
+    let map = load(&root().join("levels/probes/guest-crumble-1-ladder.map"));
+    let rep = plan_for(&map, 60.0, 2);
+    let replay = rep.replay().expect("won");
+    let report = horst_feasibility::assess(&map, replay).expect("the replay wins");
+    assert!(report.complete, "{report:?}");
+    assert_eq!(report.exact_inputs, 0, "{report:?}");
+    assert_eq!(report.verdict, Verdict::Tight, "{report:?}");
 }
