@@ -77,7 +77,8 @@ fn checked_reason(reason: &str) -> Result<String, ToolError> {
 }
 
 /// Cancels every job of `account` waiting or running now, each as [`cancel_job`] does (and
-/// audited as `job_cancel`, with `reason`): an agent flooding the queue is stopped without
+/// audited as `job_cancel`, with `reason`; then the whole as one `job_cancel_account` entry
+/// naming the jobs, written when none was found too): an agent flooding the queue is stopped without
 /// blocking its account (it may call again; block it to stop it for good). Answers the ids
 /// cancelled, none when nothing of it waits or runs. A name that has no jobs and is no
 /// account is `not_found`, as in the listing; a job admitted just after the look is not
@@ -91,8 +92,28 @@ pub async fn cancel_account_jobs(
 ) -> Result<Vec<String>, ToolError> {
     let reason = checked_reason(reason)?;
     let account = account.trim();
+    if account.is_empty() {
+        // It was answered "no account : ...", as if a name had been mistyped.
+        return Err(ToolError::invalid(
+            "give the account whose jobs to cancel (--account NAME, `account` in the body)",
+        ));
+    }
     known_account(queue, account).await?;
-    cancel_jobs_of(store, queue, who, account, &reason).await
+    let cancelled = cancel_jobs_of(store, queue, who, account, &reason).await?;
+    // One entry for the decision too: the jobs' own entries do not say they were one action,
+    // and a cancel that found nothing left no trace at all.
+    audit(
+        store,
+        who,
+        Action::JobCancelAccount,
+        account,
+        Detail::JobCancelAccount {
+            reason: &reason,
+            jobs_cancelled: &cancelled,
+        },
+    )
+    .await?;
+    Ok(cancelled)
 }
 
 /// `not_found` for a name with no jobs that no account has: a mistyped one, or an agent's

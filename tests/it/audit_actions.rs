@@ -242,6 +242,29 @@ async fn perform(app: &TestApp, f: &mut Fixture, action: Action) -> String {
                 .unwrap();
             job
         }
+        Action::JobCancelAccount => {
+            let job = match app
+                .queue
+                .admit(horst_queue::JobSpec {
+                    kind: horst_queue::JobKind::Simulate,
+                    account: "anna".into(),
+                    trust: 1,
+                    idempotency_key: "audit-cancel-all".into(),
+                    input: horst_queue::JobInput::simulate("m", serde_json::Value::Null),
+                })
+                .await
+                .unwrap()
+            {
+                horst_queue::Admission::New(job) => job.id,
+                other => panic!("{other:?}"),
+            };
+            let cancelled =
+                horst_operator::jobs::cancel_account_jobs(s, &app.queue, WHO, "anna", "audit test")
+                    .await
+                    .unwrap();
+            assert_eq!(cancelled, [job]);
+            "anna".into()
+        }
         Action::TableEnd => {
             let (host, _) = crate::rcadia_common::cast(app, 0).await;
             let id = host

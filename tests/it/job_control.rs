@@ -1911,6 +1911,16 @@ async fn an_operator_sees_the_turns_and_cancels_every_job_of_one_flooding_agent(
         (400, Some("invalid_input")),
         "{v}"
     );
+    let (status, v) = cancel_all("  ", "flooding").await;
+    assert_eq!(
+        (status, v["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{v}"
+    );
+    assert!(
+        v["error"].as_str().unwrap().contains("give the account"),
+        "{v}"
+    );
     let (status, v) = cancel_all("Anna Agent", "flooding").await;
     assert_eq!(
         (status, v["code"].as_str()),
@@ -1949,6 +1959,18 @@ async fn an_operator_sees_the_turns_and_cancels_every_job_of_one_flooding_agent(
         .collect();
     audited.sort();
     assert_eq!(audited, expected, "{log:?}");
+    // And the decision as one entry, naming the account and every job it ended.
+    let whole = &log[0];
+    assert_eq!(
+        (whole.action.as_str(), whole.target.as_str()),
+        ("job_cancel_account", "anna"),
+        "{log:?}"
+    );
+    assert_eq!(whole.detail["reason"], "flooding the queue", "{whole:?}");
+    let mut named: Vec<String> =
+        serde_json::from_value(whole.detail["jobsCancelled"].clone()).unwrap();
+    named.sort();
+    assert_eq!(named, expected, "{whole:?}");
     // carl's job is untouched and next now; anna is not blocked: she may call again.
     let (_, one) = admin(
         &app,
@@ -1975,6 +1997,17 @@ async fn an_operator_sees_the_turns_and_cancels_every_job_of_one_flooding_agent(
         (status, v["jobsCancelled"].as_array().map(Vec::len)),
         (200, Some(0)),
         "{v}"
+    );
+    // A cancel that found nothing is audited too: the operator acted, and the trail says so.
+    let newest = &horst_operator::audit_log(&app.store, 0, 1).await.unwrap()[0];
+    assert_eq!(
+        (
+            newest.action.as_str(),
+            newest.target.as_str(),
+            &newest.detail["jobsCancelled"]
+        ),
+        ("job_cancel_account", "anna", &json!([])),
+        "{newest:?}"
     );
 }
 
@@ -2068,11 +2101,16 @@ async fn the_job_views_cancel_all_of_an_account_works_on_a_phone() {
     }
     let bob = app.queue.get(&bobs).await.unwrap().unwrap();
     assert_eq!(bob.state, JobState::Queued, "{bob:?}");
-    let newest = horst_operator::audit_log(&app.store, 0, 2).await.unwrap();
+    // Each job's cancel and the whole action's entry, all the page's.
+    let newest = horst_operator::audit_log(&app.store, 0, 3).await.unwrap();
+    let actions: Vec<&str> = newest.iter().map(|e| e.action.as_str()).collect();
+    assert_eq!(
+        actions,
+        ["job_cancel_account", "job_cancel", "job_cancel"],
+        "{newest:?}"
+    );
     assert!(
-        newest
-            .iter()
-            .all(|e| e.action == "job_cancel" && e.who.starts_with("page:olga")),
+        newest.iter().all(|e| e.who.starts_with("page:olga")),
         "{newest:?}"
     );
     assert!(
