@@ -2011,6 +2011,61 @@ async fn an_operator_sees_the_turns_and_cancels_every_job_of_one_flooding_agent(
     );
 }
 
+/// A waiting playtest's `ahead` counts the referee work a general slot takes before it: the
+/// only slots that run a playtest take the head of either lane that was admitted first. Before,
+/// `ahead` counted its lane alone, and a playtest behind a simulation that had waited longer
+/// showed "next" (0) in the view while a general slot would take the simulation first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_playtest_counts_the_older_referee_work_a_general_slot_takes_first() {
+    let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
+    let map = || crate::harness::LEVEL_MAP.to_string();
+    // No worker: everything waits. bob's simulation, then anna's playtest, then dora's
+    // simulation, each admitted a few ms after the one before.
+    let mut jobs = Vec::new();
+    for (kind, account) in [
+        (JobKind::Simulate, "bob"),
+        (JobKind::Playtest, "anna"),
+        (JobKind::Simulate, "dora"),
+    ] {
+        jobs.push(admit(&app, kind, account, map()).await);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let [bobs, annas, doras] = &jobs[..] else {
+        unreachable!()
+    };
+    let (status, v) = admin(&app, reqwest::Method::GET, "/api/admin/jobs", None).await;
+    assert_eq!(status, 200, "{v}");
+    let ahead = |id: &str| {
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["id"] == id)
+            .unwrap_or_else(|| panic!("{id} in {v}"))["ahead"]
+            .clone()
+    };
+    // bob's simulation waited longer than anna's playtest; dora's did not. The simulations
+    // keep their place in their lane (a referee slot takes only that lane).
+    assert_eq!(ahead(annas), json!(1), "{v}");
+    assert_eq!(ahead(bobs), json!(0), "{v}");
+    assert_eq!(ahead(doras), json!(1), "{v}");
+    let (_, one) = admin(
+        &app,
+        reqwest::Method::GET,
+        &format!("/api/admin/jobs/{annas}"),
+        None,
+    )
+    .await;
+    assert_eq!(one["ahead"], json!(1), "{one}");
+    // And why it waits, in words: here no worker runs at all.
+    assert!(
+        one["waitingFor"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("no live worker:")),
+        "{one}"
+    );
+}
+
 /// On a phone, an account's job view shows each waiting job's place in its lane and a
 /// "Cancel all jobs of NAME" button on the screen that asks for a reason, then cancels every
 /// job of that account waiting or running now (and nobody else's).
@@ -2058,7 +2113,7 @@ async fn the_job_views_cancel_all_of_an_account_works_on_a_phone() {
     tab.wait_for(
         &format!(
             "!!({button}) && document.getElementById('view').textContent.includes('next in the planner lane') \
-             && document.getElementById('view').textContent.includes('2 ahead in the planner lane')"
+             && document.getElementById('view').textContent.includes('2 ahead in turn')"
         ),
         "anna's jobs with their places and the button",
         long,
