@@ -1826,6 +1826,17 @@ async fn a_job_in_each_state_reads_well_on_a_phone() {
     assert_eq!(status, 200, "{v}");
 }
 
+/// Job `id`'s `ahead` in a job listing `v`.
+fn ahead(v: &Value, id: &str) -> Value {
+    v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["id"] == id)
+        .unwrap_or_else(|| panic!("{id} in {v}"))["ahead"]
+        .clone()
+}
+
 /// An agent floods the queue while others wait; the operator sees the turns and why jobs
 /// wait in the view (each queued job's place in its lane, the live workers: none here), and
 /// cancels every job of that agent at once (`POST /api/admin/jobs/cancel`, each audited as
@@ -1873,15 +1884,6 @@ async fn an_operator_sees_the_turns_and_cancels_every_job_of_one_flooding_agent(
     );
     let (status, v) = admin(&app, reqwest::Method::GET, "/api/admin/jobs", None).await;
     assert_eq!(status, 200, "{v}");
-    let ahead = |v: &Value, id: &str| {
-        v["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|j| j["id"] == id)
-            .unwrap_or_else(|| panic!("{id} in {v}"))["ahead"]
-            .clone()
-    };
     // Accounts take turns: carl's job is second, ahead of anna's later ones.
     assert_eq!(ahead(&v, &annas[0]), json!(0), "{v}");
     assert_eq!(ahead(&v, &carls), json!(1), "{v}");
@@ -2035,20 +2037,11 @@ async fn a_waiting_playtest_counts_the_older_referee_work_a_general_slot_takes_f
     };
     let (status, v) = admin(&app, reqwest::Method::GET, "/api/admin/jobs", None).await;
     assert_eq!(status, 200, "{v}");
-    let ahead = |id: &str| {
-        v["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|j| j["id"] == id)
-            .unwrap_or_else(|| panic!("{id} in {v}"))["ahead"]
-            .clone()
-    };
     // bob's simulation waited longer than anna's playtest; dora's did not. The simulations
     // keep their place in their lane (a referee slot takes only that lane).
-    assert_eq!(ahead(annas), json!(1), "{v}");
-    assert_eq!(ahead(bobs), json!(0), "{v}");
-    assert_eq!(ahead(doras), json!(1), "{v}");
+    assert_eq!(ahead(&v, annas), json!(1), "{v}");
+    assert_eq!(ahead(&v, bobs), json!(0), "{v}");
+    assert_eq!(ahead(&v, doras), json!(1), "{v}");
     let (_, one) = admin(
         &app,
         reqwest::Method::GET,
