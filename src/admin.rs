@@ -562,7 +562,8 @@ pub enum JobCommand {
         /// The job's id (job_...), as `job list` shows it.
         #[arg(value_parser = id_arg)]
         id: Option<String>,
-        /// Every job of this account waiting or running now (each audited as job_cancel).
+        /// Every job of this account waiting or running now (each audited as job_cancel, the
+        /// whole as job_cancel_account).
         #[arg(long)]
         account: Option<String>,
         /// Why; the job's caller reads it.

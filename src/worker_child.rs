@@ -169,12 +169,12 @@ pub async fn supervise(
             Ended::Stopped => return,
             Ended::Exited(status) => {
                 restarts.get_or_create(&cause("exited")).inc();
-                tracing::error!(pid, %status, "the worker process ended; its running job ends `cancelled` (not re-run); starting it again");
+                tracing::error!(pid, %status, "the worker process ended; starting it again");
                 Death::Exited(status)
             }
             Ended::OverMemory(rss_mib) => {
                 restarts.get_or_create(&cause("memory_limit")).inc();
-                tracing::error!(pid, rss_mib, limit_mib = child.memory_limit_mib, "the worker process used more memory than worker.memory_limit_mib and was killed; its running job ends `cancelled` (not re-run); starting it again");
+                tracing::error!(pid, rss_mib, limit_mib = child.memory_limit_mib, "the worker process used more memory than worker.memory_limit_mib and was killed; starting it again");
                 Death::OverMemory {
                     rss_mib,
                     limit_mib: child.memory_limit_mib,
@@ -182,8 +182,15 @@ pub async fn supervise(
             }
         };
         // Its running jobs end now, with the cause, not a lease later as "its lease expired".
+        // Said after the look, so the operator reads what was lost: the death's line said
+        // "its running job ends `cancelled`" even when it ran none (a worker stopped by a
+        // SIGTERM from outside up finishes its jobs first, and exits 0).
         if pid != 0 {
-            fail_jobs_of(&queue, pid, &tag, &death).await;
+            match fail_jobs_of(&queue, pid, &tag, &death).await {
+                Some(0) => tracing::warn!(pid, "the dead worker process was running no job: nothing was lost"),
+                Some(n) => tracing::warn!(pid, jobs = n, "the dead worker process's running jobs ended `cancelled` (not re-run, charged)"),
+                None => {}
+            }
         }
         if started.elapsed() >= STABLE_AFTER {
             pause = FIRST_PAUSE;
@@ -231,11 +238,17 @@ enum Death {
 }
 
 /// Ends the running jobs of the dead worker process `pid` (started with `tag`), each `failed` (code `cancelled`)
-/// with what happened to it. Over the memory limit, only the job that grew the process is
+/// with what happened to it; answers how many it ended (`None`: some could not be ended now,
+/// the reaper ends them a lease later). Over the memory limit, only the job that grew the process is
 /// told its level needs less: every job of the process was told so, and a simulation or a
 /// small playtest that shared a process with a huge search was sent to simplify a level that
 /// was never the cause.
-async fn fail_jobs_of(queue: &horst_queue::Queue, pid: u32, tag: &str, death: &Death) {
+async fn fail_jobs_of(
+    queue: &horst_queue::Queue,
+    pid: u32,
+    tag: &str,
+    death: &Death,
+) -> Option<usize> {
     let prefix = horst_worker::process_id_prefix(pid, tag);
     // Its idle slots first, so no admission hands them a job from now on (one handed before
     // is among the running jobs read next, and goes back to its lane).
@@ -247,9 +260,10 @@ async fn fail_jobs_of(queue: &horst_queue::Queue, pid: u32, tag: &str, death: &D
         // The reaper ends them a lease later.
         Err(e) => {
             tracing::warn!(pid, error = %e, "cannot end the dead worker process's jobs now; they are reaped when their leases expire");
-            return;
+            return None;
         }
     };
+    let (mut ended, mut unclear) = (0, false);
     for job in &jobs {
         let cause = cause_for(job, &jobs, death);
         let failure = horst_queue::Failure::new(
@@ -258,6 +272,7 @@ async fn fail_jobs_of(queue: &horst_queue::Queue, pid: u32, tag: &str, death: &D
         );
         match queue.fail_running(&job.id, &failure).await {
             Ok(horst_queue::Abandoned::Failed) => {
+                ended += 1;
                 tracing::warn!(job = %job.id, pid, "the dead worker process's job failed (cancelled), not re-run")
             }
             Ok(horst_queue::Abandoned::PutBack) => {
@@ -265,10 +280,12 @@ async fn fail_jobs_of(queue: &horst_queue::Queue, pid: u32, tag: &str, death: &D
             }
             Ok(horst_queue::Abandoned::NotRunning) => {}
             Err(e) => {
+                unclear = true;
                 tracing::warn!(job = %job.id, pid, error = %e, "cannot end the dead worker process's job now; it is reaped when its lease expires")
             }
         }
     }
+    (!unclear).then_some(ended)
 }
 
 /// What the caller of `job`, one of the dead process's running `jobs`, is told.

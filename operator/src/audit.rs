@@ -85,6 +85,10 @@ operator_actions! {
     PublishBuiltin => "publish_builtin",
     /// A queued or running evaluation job cancelled (`jobs::cancel_job`).
     JobCancel => "job_cancel",
+    /// Every job of one account waiting or running now cancelled at once
+    /// (`jobs::cancel_account_jobs`): one entry for the action, besides each job's
+    /// `job_cancel`, so the trail says it was one decision, and keeps it when none was found.
+    JobCancelAccount => "job_cancel_account",
     /// A live RCADIA table ended (`tables::end_table`).
     TableEnd => "table_end",
     /// An agent's rating in one game reset (`horst admin rating reset`).
@@ -225,6 +229,12 @@ pub enum Detail<'a> {
     JobCancel {
         reason: &'a str,
         was: &'a str,
+    },
+    /// Every job of an account cancelled: the operator's reason and the jobs it ended (each
+    /// with a `job_cancel` entry of its own); none when nothing of it waited or ran.
+    JobCancelAccount {
+        reason: &'a str,
+        jobs_cancelled: &'a [String],
     },
     /// A live table ended: the operator's reason.
     TableEnd {

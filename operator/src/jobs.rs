@@ -77,7 +77,8 @@ fn checked_reason(reason: &str) -> Result<String, ToolError> {
 }
 
 /// Cancels every job of `account` waiting or running now, each as [`cancel_job`] does (and
-/// audited as `job_cancel`, with `reason`): an agent flooding the queue is stopped without
+/// audited as `job_cancel`, with `reason`; then the whole as one `job_cancel_account` entry
+/// naming the jobs, written when none was found too): an agent flooding the queue is stopped without
 /// blocking its account (it may call again; block it to stop it for good). Answers the ids
 /// cancelled, none when nothing of it waits or runs. A name that has no jobs and is no
 /// account is `not_found`, as in the listing; a job admitted just after the look is not
@@ -91,8 +92,28 @@ pub async fn cancel_account_jobs(
 ) -> Result<Vec<String>, ToolError> {
     let reason = checked_reason(reason)?;
     let account = account.trim();
+    if account.is_empty() {
+        // It was answered "no account : ...", as if a name had been mistyped.
+        return Err(ToolError::invalid(
+            "give the account whose jobs to cancel (--account NAME, `account` in the body)",
+        ));
+    }
     known_account(queue, account).await?;
-    cancel_jobs_of(store, queue, who, account, &reason).await
+    let cancelled = cancel_jobs_of(store, queue, who, account, &reason).await?;
+    // One entry for the decision too: the jobs' own entries do not say they were one action,
+    // and a cancel that found nothing left no trace at all.
+    audit(
+        store,
+        who,
+        Action::JobCancelAccount,
+        account,
+        Detail::JobCancelAccount {
+            reason: &reason,
+            jobs_cancelled: &cancelled,
+        },
+    )
+    .await?;
+    Ok(cancelled)
 }
 
 /// `not_found` for a name with no jobs that no account has: a mistyped one, or an agent's
@@ -177,10 +198,15 @@ pub struct JobRow {
     pub ended_at_ms: Option<u64>,
     /// Admitted to started (or to now, while queued), ms.
     pub wait_ms: u64,
-    /// While queued: the jobs ahead of it in its lane, in turn order (accounts take turns,
-    /// [`place_in_lanes`]); the first of a lane has 0 ahead, and waits for a free slot.
+    /// While queued: the waiting jobs a slot that may run it takes before it ([`place_in_lanes`]:
+    /// its lane's in turn order, accounts taking turns, and for a playtest the referee work a
+    /// general slot takes first); 0: it is next, and waits for a free slot.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ahead: Option<u64>,
+    /// While queued: why it waits, in words ([`waiting_for`]): no live worker (or none with a
+    /// slot that runs it), the jobs that come before it, or every slot that may run it busy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting_for: Option<String>,
     pub worker: Option<String>,
     /// The id of the HTTP request that admitted it (`X-Request-Id`), as in the logs.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -218,6 +244,7 @@ impl JobRow {
             ended_at_ms: r.finished_at_ms,
             wait_ms: waited_until.saturating_sub(r.created_at_ms),
             ahead: None,
+            waiting_for: None,
             worker: r.worker.clone(),
             request_id: r.request_id.clone(),
             reserved_seconds: r.reserved_seconds,
@@ -458,26 +485,113 @@ pub async fn show_job(queue: &Queue, id: &str) -> Result<JobRow, ToolError> {
     Ok(row)
 }
 
-/// Sets each queued row's `ahead`: its place in its lane, whose order is the turn order
-/// (each lane holds at most `queue.waiting_global` jobs: one read of a lane's ids). "Why is
-/// this job waiting?" has its answer there: jobs ahead of it, or (none ahead) no free slot.
+/// Sets each queued row's `ahead`: how many waiting jobs the slots that may run it take
+/// before it. Referee work: the referee jobs before it in its lane's turn order (a referee
+/// slot takes only those, and a general slot them too). A playtest: the jobs a general slot,
+/// the only kind that runs it, takes first: its lane's before it and the referee work that
+/// reaches its lane's head having waited longer (a general slot takes the head of either lane
+/// that was admitted first, claim.lua), so a playtest shown "next" while simulations waited
+/// longer was not next. Each lane holds at most `queue.waiting_global` jobs: one read of each
+/// lane's ids, and of the waiting records only when a playtest's place needs their times.
+/// "Why is this job waiting?" has its answer there: jobs ahead of it, or (none ahead) no free
+/// slot.
 async fn place_in_lanes(queue: &Queue, rows: &mut [JobRow]) -> Result<(), ToolError> {
-    for lane in Lane::ALL {
-        if !rows
-            .iter()
+    let waiting_in = |rows: &[JobRow], lane: Lane| {
+        rows.iter()
             .any(|r| r.state == JobState::Queued && r.lane == lane)
-        {
-            continue;
-        }
-        let ids = queue.lane_ids(lane).await?;
-        for row in rows
-            .iter_mut()
-            .filter(|r| r.state == JobState::Queued && r.lane == lane)
-        {
-            row.ahead = ids.iter().position(|id| *id == row.id).map(|i| i as u64);
-        }
+    };
+    let (planner_rows, referee_rows) = (
+        waiting_in(rows, Lane::Planner),
+        waiting_in(rows, Lane::Referee),
+    );
+    if !planner_rows && !referee_rows {
+        return Ok(());
+    }
+    let referee = queue.lane_ids(Lane::Referee).await?;
+    let planner = if planner_rows {
+        let planner = queue.lane_ids(Lane::Planner).await?;
+        general_order(
+            &admitted_at(queue, &planner).await?,
+            &admitted_at(queue, &referee).await?,
+        )
+    } else {
+        Vec::new()
+    };
+    let (slots, running) = (queue.live_slots().await?, queue.running_count().await?);
+    for row in rows.iter_mut().filter(|r| r.state == JobState::Queued) {
+        let order = match row.lane {
+            Lane::Planner => &planner,
+            Lane::Referee => &referee,
+        };
+        row.ahead = order.iter().position(|id| *id == row.id).map(|i| i as u64);
+        row.waiting_for = row
+            .ahead
+            .map(|ahead| waiting_for(row.lane, ahead, slots, running));
     }
     Ok(())
+}
+
+/// Why a job of `lane` with `ahead` jobs before it waits, in words an operator acts on:
+/// "Why is a job waiting?" of docs/operators.md, answered in the job itself, where before the
+/// view showed only its place and the operator had to put it together with the queue card.
+fn waiting_for(lane: Lane, ahead: u64, slots: horst_queue::LiveSlots, running: u64) -> String {
+    let runs_it = match lane {
+        Lane::Planner => slots.general,
+        Lane::Referee => slots.general + slots.referee,
+    };
+    if slots.workers == 0 {
+        return "no live worker: nothing runs until one starts (horst admin status lists them); an agent's own call gives up after about 8 s".into();
+    }
+    if runs_it == 0 {
+        return match lane {
+            Lane::Planner => "no live worker has a general slot, the only kind that runs a playtest: start a worker with worker.slots above 0",
+            Lane::Referee => "the live workers have no slots: start a worker with worker.slots or worker.referee_slots above 0",
+        }
+        .into();
+    }
+    let busy = format!(
+        "{running} job(s) running on {} general and {} referee slot(s) of {} live worker(s)",
+        slots.general, slots.referee, slots.workers
+    );
+    match (ahead, lane) {
+        (0, Lane::Planner) => format!("next: it starts when a general slot frees ({busy})"),
+        (0, Lane::Referee) => {
+            format!("next: it starts when a referee or general slot frees ({busy})")
+        }
+        (n, _) => {
+            format!("{n} waiting job(s) come before it in turn (accounts take turns); {busy}")
+        }
+    }
+}
+
+/// The waiting jobs `ids` with their admission times, in the same order (a record gone
+/// meanwhile counts as admitted last: a claim takes it off the lane without running it).
+async fn admitted_at(queue: &Queue, ids: &[String]) -> Result<Vec<(String, u64)>, ToolError> {
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let at = queue.get(id).await?.map_or(u64::MAX, |r| r.created_at_ms);
+        out.push((id.clone(), at));
+    }
+    Ok(out)
+}
+
+/// The order a general slot takes the waiting jobs in, from the lanes' turn orders with each
+/// job's admission time: of the two heads, the one admitted first, the planner lane's on a tie
+/// (claim.lua's `claim_next`).
+fn general_order(planner: &[(String, u64)], referee: &[(String, u64)]) -> Vec<String> {
+    let (mut p, mut r) = (planner.iter().peekable(), referee.iter().peekable());
+    let mut order = Vec::with_capacity(planner.len() + referee.len());
+    loop {
+        let next = match (p.peek(), r.peek()) {
+            (Some(a), Some(b)) if b.1 < a.1 => r.next(),
+            (Some(_), _) => p.next(),
+            (None, _) => r.next(),
+        };
+        match next {
+            Some((id, _)) => order.push(id.clone()),
+            None => return order,
+        }
+    }
 }
 
 /// The queue at a glance (`horst admin queue`, `GET /api/admin/queue`, the job view's card).
@@ -547,6 +661,7 @@ mod tests {
             ended_at_ms: None,
             wait_ms: 0,
             ahead: None,
+            waiting_for: None,
             worker: None,
             request_id: None,
             reserved_seconds: 5,
@@ -557,6 +672,62 @@ mod tests {
             code: None,
             message: None,
         }
+    }
+
+    #[test]
+    fn a_general_slot_takes_the_head_admitted_first_of_either_lane() {
+        let jobs = |v: &[(&str, u64)]| {
+            v.iter()
+                .map(|(id, at)| (id.to_string(), *at))
+                .collect::<Vec<_>>()
+        };
+        // The planner lane in turn order (carl's turn comes before anna's second, which was
+        // admitted before him).
+        let planner = jobs(&[("p:anna1", 10), ("p:carl", 40), ("p:anna2", 20)]);
+        let referee = jobs(&[("r:bob", 5), ("r:dora", 30), ("r:emil", 50)]);
+        assert_eq!(
+            general_order(&planner, &referee),
+            ["r:bob", "p:anna1", "r:dora", "p:carl", "p:anna2", "r:emil"]
+        );
+        // A tie goes to the planner lane, as claim.lua's comparison does.
+        assert_eq!(
+            general_order(&jobs(&[("p", 7)]), &jobs(&[("r", 7)])),
+            ["p", "r"]
+        );
+        assert_eq!(general_order(&[], &referee).len(), 3);
+        assert_eq!(general_order(&planner, &[]).len(), 3);
+    }
+
+    #[test]
+    fn why_a_job_waits_is_said_in_words() {
+        let slots = |workers, general, referee| horst_queue::LiveSlots {
+            workers,
+            general,
+            referee,
+        };
+        let none = waiting_for(Lane::Planner, 0, slots(0, 0, 0), 0);
+        assert!(none.starts_with("no live worker:"), "{none}");
+        let referee_only = waiting_for(Lane::Planner, 0, slots(1, 0, 1), 1);
+        assert!(
+            referee_only.contains("no live worker has a general slot"),
+            "{referee_only}"
+        );
+        // Referee work runs on the referee slots too.
+        let next = waiting_for(Lane::Referee, 0, slots(1, 0, 1), 1);
+        assert!(
+            next.starts_with("next: it starts when a referee or general slot frees"),
+            "{next}"
+        );
+        let next = waiting_for(Lane::Planner, 0, slots(2, 2, 2), 2);
+        assert_eq!(
+            next,
+            "next: it starts when a general slot frees (2 job(s) running on 2 general and 2 referee slot(s) of 2 live worker(s))"
+        );
+        let behind = waiting_for(Lane::Planner, 3, slots(1, 1, 1), 1);
+        assert!(
+            behind.starts_with("3 waiting job(s) come before it in turn"),
+            "{behind}"
+        );
     }
 
     #[test]

@@ -47,6 +47,25 @@ async fn revision(app: &TestApp, id: &str) {
         .unwrap();
 }
 
+/// A simulation of anna's admitted (no worker runs it) under idempotency key `key`: its id.
+async fn waiting_simulation(app: &TestApp, key: &str) -> String {
+    match app
+        .queue
+        .admit(horst_queue::JobSpec {
+            kind: horst_queue::JobKind::Simulate,
+            account: "anna".into(),
+            trust: 1,
+            idempotency_key: key.into(),
+            input: horst_queue::JobInput::simulate("m", serde_json::Value::Null),
+        })
+        .await
+        .unwrap()
+    {
+        horst_queue::Admission::New(job) => job.id,
+        other => panic!("{other:?}"),
+    }
+}
+
 async fn perform(app: &TestApp, f: &mut Fixture, action: Action) -> String {
     let (s, auth) = (&app.store, &app.auth);
     match action {
@@ -222,25 +241,20 @@ async fn perform(app: &TestApp, f: &mut Fixture, action: Action) -> String {
             out[0].revision_id.clone()
         }
         Action::JobCancel => {
-            let job = match app
-                .queue
-                .admit(horst_queue::JobSpec {
-                    kind: horst_queue::JobKind::Simulate,
-                    account: "anna".into(),
-                    trust: 1,
-                    idempotency_key: "audit-cancel".into(),
-                    input: horst_queue::JobInput::simulate("m", serde_json::Value::Null),
-                })
-                .await
-                .unwrap()
-            {
-                horst_queue::Admission::New(job) => job.id,
-                other => panic!("{other:?}"),
-            };
+            let job = waiting_simulation(app, "audit-cancel").await;
             horst_operator::jobs::cancel_job(s, &app.queue, WHO, &job, "audit test")
                 .await
                 .unwrap();
             job
+        }
+        Action::JobCancelAccount => {
+            let job = waiting_simulation(app, "audit-cancel-all").await;
+            let cancelled =
+                horst_operator::jobs::cancel_account_jobs(s, &app.queue, WHO, "anna", "audit test")
+                    .await
+                    .unwrap();
+            assert_eq!(cancelled, [job]);
+            "anna".into()
         }
         Action::TableEnd => {
             let (host, _) = crate::rcadia_common::cast(app, 0).await;

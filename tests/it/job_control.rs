@@ -1826,6 +1826,17 @@ async fn a_job_in_each_state_reads_well_on_a_phone() {
     assert_eq!(status, 200, "{v}");
 }
 
+/// Job `id`'s `ahead` in a job listing `v`.
+fn ahead(v: &Value, id: &str) -> Value {
+    v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["id"] == id)
+        .unwrap_or_else(|| panic!("{id} in {v}"))["ahead"]
+        .clone()
+}
+
 /// An agent floods the queue while others wait; the operator sees the turns and why jobs
 /// wait in the view (each queued job's place in its lane, the live workers: none here), and
 /// cancels every job of that agent at once (`POST /api/admin/jobs/cancel`, each audited as
@@ -1873,15 +1884,6 @@ async fn an_operator_sees_the_turns_and_cancels_every_job_of_one_flooding_agent(
     );
     let (status, v) = admin(&app, reqwest::Method::GET, "/api/admin/jobs", None).await;
     assert_eq!(status, 200, "{v}");
-    let ahead = |v: &Value, id: &str| {
-        v["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|j| j["id"] == id)
-            .unwrap_or_else(|| panic!("{id} in {v}"))["ahead"]
-            .clone()
-    };
     // Accounts take turns: carl's job is second, ahead of anna's later ones.
     assert_eq!(ahead(&v, &annas[0]), json!(0), "{v}");
     assert_eq!(ahead(&v, &carls), json!(1), "{v}");
@@ -1909,6 +1911,16 @@ async fn an_operator_sees_the_turns_and_cancels_every_job_of_one_flooding_agent(
     assert_eq!(
         (status, v["code"].as_str()),
         (400, Some("invalid_input")),
+        "{v}"
+    );
+    let (status, v) = cancel_all("  ", "flooding").await;
+    assert_eq!(
+        (status, v["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{v}"
+    );
+    assert!(
+        v["error"].as_str().unwrap().contains("give the account"),
         "{v}"
     );
     let (status, v) = cancel_all("Anna Agent", "flooding").await;
@@ -1949,6 +1961,18 @@ async fn an_operator_sees_the_turns_and_cancels_every_job_of_one_flooding_agent(
         .collect();
     audited.sort();
     assert_eq!(audited, expected, "{log:?}");
+    // And the decision as one entry, naming the account and every job it ended.
+    let whole = &log[0];
+    assert_eq!(
+        (whole.action.as_str(), whole.target.as_str()),
+        ("job_cancel_account", "anna"),
+        "{log:?}"
+    );
+    assert_eq!(whole.detail["reason"], "flooding the queue", "{whole:?}");
+    let mut named: Vec<String> =
+        serde_json::from_value(whole.detail["jobsCancelled"].clone()).unwrap();
+    named.sort();
+    assert_eq!(named, expected, "{whole:?}");
     // carl's job is untouched and next now; anna is not blocked: she may call again.
     let (_, one) = admin(
         &app,
@@ -1975,6 +1999,63 @@ async fn an_operator_sees_the_turns_and_cancels_every_job_of_one_flooding_agent(
         (status, v["jobsCancelled"].as_array().map(Vec::len)),
         (200, Some(0)),
         "{v}"
+    );
+    // A cancel that found nothing is audited too: the operator acted, and the trail says so.
+    let newest = &horst_operator::audit_log(&app.store, 0, 1).await.unwrap()[0];
+    assert_eq!(
+        (
+            newest.action.as_str(),
+            newest.target.as_str(),
+            &newest.detail["jobsCancelled"]
+        ),
+        ("job_cancel_account", "anna", &json!([])),
+        "{newest:?}"
+    );
+}
+
+/// A waiting playtest's `ahead` counts the referee work a general slot takes before it: the
+/// only slots that run a playtest take the head of either lane that was admitted first. Before,
+/// `ahead` counted its lane alone, and a playtest behind a simulation that had waited longer
+/// showed "next" (0) in the view while a general slot would take the simulation first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_playtest_counts_the_older_referee_work_a_general_slot_takes_first() {
+    let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
+    let map = || crate::harness::LEVEL_MAP.to_string();
+    // No worker: everything waits. bob's simulation, then anna's playtest, then dora's
+    // simulation, each admitted a few ms after the one before.
+    let mut jobs = Vec::new();
+    for (kind, account) in [
+        (JobKind::Simulate, "bob"),
+        (JobKind::Playtest, "anna"),
+        (JobKind::Simulate, "dora"),
+    ] {
+        jobs.push(admit(&app, kind, account, map()).await);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let [bobs, annas, doras] = &jobs[..] else {
+        unreachable!()
+    };
+    let (status, v) = admin(&app, reqwest::Method::GET, "/api/admin/jobs", None).await;
+    assert_eq!(status, 200, "{v}");
+    // bob's simulation waited longer than anna's playtest; dora's did not. The simulations
+    // keep their place in their lane (a referee slot takes only that lane).
+    assert_eq!(ahead(&v, annas), json!(1), "{v}");
+    assert_eq!(ahead(&v, bobs), json!(0), "{v}");
+    assert_eq!(ahead(&v, doras), json!(1), "{v}");
+    let (_, one) = admin(
+        &app,
+        reqwest::Method::GET,
+        &format!("/api/admin/jobs/{annas}"),
+        None,
+    )
+    .await;
+    assert_eq!(one["ahead"], json!(1), "{one}");
+    // And why it waits, in words: here no worker runs at all.
+    assert!(
+        one["waitingFor"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("no live worker:")),
+        "{one}"
     );
 }
 
@@ -2025,7 +2106,7 @@ async fn the_job_views_cancel_all_of_an_account_works_on_a_phone() {
     tab.wait_for(
         &format!(
             "!!({button}) && document.getElementById('view').textContent.includes('next in the planner lane') \
-             && document.getElementById('view').textContent.includes('2 ahead in the planner lane')"
+             && document.getElementById('view').textContent.includes('2 ahead in turn')"
         ),
         "anna's jobs with their places and the button",
         long,
@@ -2068,11 +2149,16 @@ async fn the_job_views_cancel_all_of_an_account_works_on_a_phone() {
     }
     let bob = app.queue.get(&bobs).await.unwrap().unwrap();
     assert_eq!(bob.state, JobState::Queued, "{bob:?}");
-    let newest = horst_operator::audit_log(&app.store, 0, 2).await.unwrap();
+    // Each job's cancel and the whole action's entry, all the page's.
+    let newest = horst_operator::audit_log(&app.store, 0, 3).await.unwrap();
+    let actions: Vec<&str> = newest.iter().map(|e| e.action.as_str()).collect();
+    assert_eq!(
+        actions,
+        ["job_cancel_account", "job_cancel", "job_cancel"],
+        "{newest:?}"
+    );
     assert!(
-        newest
-            .iter()
-            .all(|e| e.action == "job_cancel" && e.who.starts_with("page:olga")),
+        newest.iter().all(|e| e.who.starts_with("page:olga")),
         "{newest:?}"
     );
     assert!(

@@ -153,6 +153,12 @@ async fn a_killed_worker_is_started_again_and_the_api_keeps_answering() {
     );
     assert_eq!(record.started_at_ms, started, "never started again");
     assert!(record.charged_seconds > 0, "started work stays charged");
+    assert!(
+        up.stderr()
+            .contains("the dead worker process's running jobs ended `cancelled`"),
+        "{}",
+        up.stderr()
+    );
 
     // The new worker takes the next job and finishes it.
     let next = admit(
@@ -240,6 +246,37 @@ async fn a_killed_worker_is_started_again_and_the_api_keeps_answering() {
 /// SIGTERM as its second, which stops a worker at once: its running job was lost (left
 /// `running`, reaped later). It leads a group of its own now, and `up` alone tells it to
 /// stop: the running job finishes and is recorded before everything ends.
+/// `up`'s worker stopped from outside while it runs nothing (a SIGTERM not sent by up: it
+/// finishes its jobs, here none, and exits 0): up starts it again and its log says nothing
+/// was lost. Before, the death's line said "its running job ends `cancelled`" whether or not
+/// a job ran, and an operator reading it looked for a lost job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_that_ends_while_idle_is_started_again_and_up_says_nothing_was_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut up = HorstProcess::spawn(
+        &["up", "--listen", "127.0.0.1:0", "--data", "data"],
+        &[],
+        dir.path(),
+    );
+    up.wait_listening();
+    up.wait_for_line("worker process started (pid", Duration::from_secs(60));
+    let first = worker_pids(&up)[0];
+    unsafe {
+        libc::kill(first as i32, libc::SIGTERM);
+    }
+    let restarted = eventually(Duration::from_secs(60), async || {
+        worker_pids(&up).len() >= 2 && up.stderr().contains("nothing was lost")
+    })
+    .await;
+    assert!(restarted, "{}\n{}", up.stdout(), up.stderr());
+    let log = up.stderr();
+    assert!(
+        log.contains("the dead worker process was running no job: nothing was lost")
+            && !log.contains("running job ends"),
+        "{log}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_in_the_terminal_lets_the_worker_finish_its_running_job() {
     // A store that outlives `up`, to read the job after the stop.

@@ -139,10 +139,12 @@ function cancelAllOf(account, items) {
     (body) => `${body.jobsCancelled.length} job(s) of ${account} cancelled.`);
 }
 
-/** A queued job's place: the jobs ahead of it in its lane (turn order), or that it is next. */
+/** A queued job's place: the waiting jobs a slot that may run it takes first (its lane's in
+ *  turn order, and for a playtest the referee work that waited longer: a general slot takes
+ *  either), or that it is next. */
 function placeText(j) {
   if (j.state !== "queued" || j.ahead == null) return null;
-  return j.ahead === 0 ? `next in the ${j.lane} lane` : `${j.ahead} ahead in the ${j.lane} lane`;
+  return j.ahead === 0 ? `next in the ${j.lane} lane` : `${j.ahead} ahead in turn`;
 }
 
 /** One line of the Times cell: what happened, then when (the two may wrap apart, a time
@@ -159,7 +161,7 @@ function jobRow(j) {
   const times = el("td", { class: "times" }, el("div", {},
     timeLine("admitted", at(j.admittedAtMs)),
     j.waitMs != null ? timeLine("waited", el("span", { class: "nowrap" }, seconds(j.waitMs))) : null,
-    placeText(j) ? el("div", { class: "when place" }, placeText(j)) : null,
+    placeText(j) ? el("div", { class: "when place", title: j.waitingFor || "" }, placeText(j)) : null,
     j.startedAtMs != null ? timeLine("started", at(j.startedAtMs)) : null,
     j.worker ? timeLine("on", el("code", { class: "worker", title: j.worker }, j.worker)) : null,
     j.endedAtMs != null ? timeLine("ended", at(j.endedAtMs)) : null));

@@ -126,7 +126,8 @@ struct AccountCancelled {
     jobs_cancelled: Vec<String>,
 }
 
-/// Every job of one account waiting or running now, cancelled (each audited `job_cancel`).
+/// Every job of one account waiting or running now, cancelled (each audited `job_cancel`,
+/// the whole `job_cancel_account`).
 async fn cancel_account(
     State(state): State<AppState>,
     Confirmed(op): Confirmed,
