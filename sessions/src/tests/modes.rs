@@ -168,13 +168,12 @@ fn not_turn_based_refuses_the_resend_of_an_applied_action() {
     g.poll();
     g.ops(json!([{"op": "state", "state": {"t": 1}}]));
     assert_eq!(g.s.action_outcome(&a, &first).0, ActionStatus::Applied);
-    let e = g.err(Event::Action {
-        player_id: a.clone(),
-        action: json!({"type": "move", "to": "e4"}),
-        turn: Some(t),
-        action_id: "a_again".into(),
-        idempotency_key: None,
-    });
+    let e = g.err(Game::keyless(
+        &a,
+        json!({"type": "move", "to": "e4"}),
+        Some(t),
+        "a_again",
+    ));
     assert_eq!((e.status(), e.code.as_str()), (409, "stale_turn"), "{e}");
     assert!(
         e.message.contains(&*first) && e.message.contains("current turn"),
@@ -186,12 +185,11 @@ fn not_turn_based_refuses_the_resend_of_an_applied_action() {
     g.act(&a);
     assert_eq!(g.poll().len(), 1);
     g.ops(json!([{"op": "state", "state": {"t": 2}}]));
-    g.ok(Event::Action {
-        player_id: a.clone(),
-        action: json!({"type": "jump"}),
-        turn: Some(t),
-        action_id: "a_jump".into(),
-        idempotency_key: None,
-    });
+    g.ok(Game::keyless(
+        &a,
+        json!({"type": "jump"}),
+        Some(t),
+        "a_jump",
+    ));
     assert_eq!(g.poll().len(), 1);
 }

@@ -107,13 +107,12 @@ fn every_409_of_post_action() {
 fn reserved_action_types_and_strangers() {
     let (mut g, a, _b) = Game::started(config(json!({})));
     g.turn_to(&a);
-    let e = g.err(Event::Action {
-        player_id: a.clone(),
-        action: json!({"type": "__timeout__"}),
-        turn: None,
-        action_id: "a_x".into(),
-        idempotency_key: None,
-    });
+    let e = g.err(Game::keyless(
+        &a,
+        json!({"type": "__timeout__"}),
+        None,
+        "a_x",
+    ));
     assert_eq!((e.status(), e.code.as_str()), (400, "reserved_action"));
     let e = g.err(Event::Action {
         player_id: "p_deadbeef".into(),
@@ -135,13 +134,7 @@ fn a_late_action_of_a_player_who_left_a_finished_game_is_409_finished() {
         player_id: a.clone(),
     });
     assert_eq!(g.s.status, Status::Finished);
-    let e = g.err(Event::Action {
-        player_id: a.clone(),
-        action: json!({"type": "move"}),
-        turn: None,
-        action_id: "a_z".into(),
-        idempotency_key: None,
-    });
+    let e = g.err(Game::keyless(&a, json!({"type": "move"}), None, "a_z"));
     assert_eq!((e.status(), e.code.as_str()), (409, "finished"));
 }
 
@@ -287,13 +280,12 @@ fn a_resend_without_a_key_is_told_its_action_went_through() {
     g.turn_to(&a);
     let t = g.s.turn;
     let first = g.try_act(&a, Some(t)).unwrap();
-    let e = g.err(Event::Action {
-        player_id: a.clone(),
-        action: json!({"type": "move", "to": "e4"}),
-        turn: Some(t),
-        action_id: "a_again".into(),
-        idempotency_key: None,
-    });
+    let e = g.err(Game::keyless(
+        &a,
+        json!({"type": "move", "to": "e4"}),
+        Some(t),
+        "a_again",
+    ));
     assert_eq!(e.code, "action_pending");
     assert!(
         e.message.contains(&*first) && e.message.contains("repeats your action"),
@@ -310,13 +302,12 @@ fn a_resend_without_a_key_is_told_its_action_went_through() {
         "{e}"
     );
     // Another move for that turn is no resend: the refusal does not call it one.
-    let e = g.err(Event::Action {
-        player_id: a.clone(),
-        action: json!({"type": "move", "to": "d4"}),
-        turn: Some(t),
-        action_id: "a_other".into(),
-        idempotency_key: None,
-    });
+    let e = g.err(Game::keyless(
+        &a,
+        json!({"type": "move", "to": "d4"}),
+        Some(t),
+        "a_other",
+    ));
     assert_eq!(e.code, "stale_turn");
     assert!(!e.message.contains("repeats"), "{e}");
     assert!(g.poll().is_empty(), "nothing more reached the game");
