@@ -124,14 +124,19 @@ pub fn unreadable(body: &[u8], e: &serde_json::Error) -> Option<String> {
     if let Some(bad) = not_utf8(body, e) {
         return Some(bad);
     }
-    e.to_string().starts_with("recursion limit exceeded").then(|| {
+    is_too_deep(e).then(|| {
         format!(
-            "the body nests arrays and objects {MAX_DEPTH} or more levels deep (line {}, column {}); this server reads at most {} (a tool call with a replay needs 6): send the arguments as tools/list describes them",
+            "the body nests arrays and objects {MAX_DEPTH} or more levels deep (line {}, column {}); this server reads at most {}: send the body as the endpoint documents it, less deeply nested",
             e.line(),
             e.column(),
             MAX_DEPTH - 1
         )
     })
+}
+
+/// serde_json stopped at its nesting limit.
+fn is_too_deep(e: &serde_json::Error) -> bool {
+    e.to_string().starts_with("recursion limit exceeded")
 }
 
 /// serde_json's nesting limit (arrays and objects, one level each).
@@ -255,9 +260,14 @@ fn parse_exact(body: &[u8]) -> Result<Incoming, ParseError> {
         }
         Err(e) => {
             return Err(match unreadable(body, &e) {
+                // Every route reads JSON with `unreadable`; only here is the body a tool
+                // call, whose depth is known.
+                Some(said) if is_too_deep(&e) => ParseError::Unreadable(format!(
+                    "{said} (a tool call with a replay needs 6: send the arguments as tools/list describes them)"
+                )),
                 Some(said) => ParseError::Unreadable(said),
                 None => ParseError::Malformed(e.to_string()),
-            })
+            });
         }
     };
     let obj = match value {
@@ -560,6 +570,15 @@ mod tests {
         let deep = format!("{}{}", "[".repeat(128), "]".repeat(128));
         let m = said(deep.as_bytes()).unwrap();
         assert!(m.contains("128 or more levels deep"), "{m}");
+        // A tool call is told what a tool call needs; any other body (an RCADIA action, an
+        // agent key's) is not sent to tools/list.
+        assert!(m.contains("tools/list"), "{m}");
+        let e = serde_json::from_slice::<Value>(deep.as_bytes()).unwrap_err();
+        let m = unreadable(deep.as_bytes(), &e).unwrap();
+        assert!(
+            m.contains("at most 127") && !m.contains("tools/list"),
+            "{m}"
+        );
         let ok = format!("{}{}", "[".repeat(127), "]".repeat(127));
         assert_eq!(parse(ok.as_bytes()), Err(ParseError::Batch));
         // A lone surrogate is still said as one.

@@ -86,7 +86,12 @@
 //!   (its id, turn and outcome), so a retry in a multi-step turn is no second move. The
 //!   same key with another `turn`, or with another action while that one is pending (a
 //!   resolved action's body is not kept), is a new move under a reused key:
-//!   `409 idempotency_key_reused`.
+//!   `409 idempotency_key_reused`. Without a key, a request with the latest action's
+//!   body (its fingerprint is kept) and the same or no `turn` may be its resend: a refusal
+//!   (`action_pending`, `stale_turn`, `not_your_turn`, `finished`) names that action and its
+//!   outcome, and in a game that is not turn-based the same action with the `turn` of an
+//!   applied one is refused `409 stale_turn` (taken, it was a second move). With no `turn`
+//!   and no key a resend cannot be told from the same move made again: it is taken.
 //! - **Retries of `/ops`.** An optional `batchId` (horst's addition): a batch carrying the
 //!   id of the session's last applied batch (`last_batch_id`; the contract allows one `/ops`
 //!   in flight per host, so the last is enough) is answered as applied without being applied

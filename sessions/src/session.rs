@@ -102,6 +102,33 @@ pub struct LastAction {
     /// The agent's `idempotencyKey` of this action, if it sent one.
     #[serde(default)]
     pub key: Option<SharedStr>,
+    /// [`action_fingerprint`] of the action (its body is not kept once resolved), so a
+    /// resend without a key is told it is this action again. Records stored before it
+    /// existed (a shorter array) read with none.
+    #[serde(default)]
+    pub fingerprint: Option<u64>,
+}
+
+/// A 64-bit FNV-1a hash of the action's JSON. serde_json's maps are sorted, so equal actions
+/// hash alike however their keys were ordered; stable across processes and builds, as the
+/// record it is stored in is shared by them.
+pub fn action_fingerprint(action: &Value) -> u64 {
+    struct Fnv(u64);
+    impl std::io::Write for Fnv {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            for &b in bytes {
+                self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    // Writing a `Value` to a sink that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut h, action);
+    h.0
 }
 
 /// An accepted action the game has not answered yet.

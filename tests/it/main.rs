@@ -67,6 +67,7 @@ mod rcadia_conformance;
 mod rcadia_conformance_extra;
 mod rcadia_contract_probe;
 mod rcadia_cost;
+mod rcadia_foreign;
 mod rcadia_game;
 mod rcadia_memory;
 mod rcadia_metrics;

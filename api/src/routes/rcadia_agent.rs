@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use axum::extract::{DefaultBodyLimit, State};
+use axum::http::HeaderMap;
 use axum::routing::{get, post};
 use axum::Router;
 use horst_identity::auth::Identity;
@@ -198,6 +199,7 @@ async fn action(
     Player(who): Player,
     Path(id): Path<String>,
     q: QueryParams,
+    headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Result<Json<ActionResponse>, ApiError> {
     let wait = wait_param(&q)?;
@@ -232,6 +234,7 @@ async fn action(
             ))
         }
     };
+    let key = merge_key_header(key, &headers)?;
     let action_id = format!(
         "a_{:08x}{:08x}",
         horst_rcadia::random_u32(),
@@ -288,6 +291,35 @@ async fn action(
     let mut v = s.action_response(&pid, &action_id, turn);
     v.snapshot = snapshot(&s, &pid);
     Ok(Json(v))
+}
+
+/// The `Idempotency-Key` header (the IETF draft's, which generic HTTP clients' retry layers
+/// send) is the body's `idempotencyKey` when the body has none: a client that retries with
+/// it is answered, not applied twice. Both, and different, is a contradiction (400).
+fn merge_key_header(body: Option<String>, headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(h) = headers.get("idempotency-key") else {
+        return Ok(body);
+    };
+    // The draft writes the key as a structured-field string ("..."); bare tokens are common.
+    let raw = h.to_str().ok().map(str::trim);
+    let header = raw.map(|r| {
+        r.strip_prefix('"')
+            .and_then(|r| r.strip_suffix('"'))
+            .unwrap_or(r)
+    });
+    let Some(header) = header.filter(|k| (1..=MAX_KEY_CHARS).contains(&k.chars().count())) else {
+        return Err(ApiError::new(
+            ApiCode::BadRequest,
+            format!("the Idempotency-Key header must be 1 to {MAX_KEY_CHARS} visible ASCII characters, fresh for every new action (the same only when retrying that action); or leave it out"),
+        ));
+    };
+    match body {
+        Some(b) if b != header => Err(ApiError::new(
+            ApiCode::BadRequest,
+            "the Idempotency-Key header and the body's idempotencyKey differ; send one of them, or the same key in both",
+        )),
+        _ => Ok(Some(header.to_string())),
+    }
 }
 
 async fn leave(

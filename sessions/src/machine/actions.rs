@@ -3,7 +3,9 @@
 
 use super::{Outcome, Reply};
 use crate::error::{ProtocolCode, ProtocolError};
-use crate::session::{ActionStatus, LastAction, PendingAction, Session, Status};
+use crate::session::{
+    action_fingerprint, ActionStatus, LastAction, PendingAction, Session, Status,
+};
 use crate::shared::SharedStr;
 use crate::wire::PendingEntry;
 use serde_json::{json, Value};
@@ -56,6 +58,25 @@ impl Session {
                 return Ok(());
             }
         }
+        let fingerprint = action_fingerprint(&action);
+        // Without a key, a resend (its answer lost) is the same action with the same or no
+        // `turn`. A refusal says so, naming the action and its outcome: "the turn is over"
+        // alone read as "your move was lost", and the agent moved again.
+        let resent = key
+            .is_none()
+            .then_some(p.last_action.as_ref())
+            .flatten()
+            .filter(|la| la.fingerprint == Some(fingerprint) && turn.is_none_or(|t| t == la.turn))
+            .map(|la| (la.action_id.clone(), la.turn, la.status));
+        let resent_note = match &resent {
+            Some((id, t, ActionStatus::Applied)) => format!(
+                " This request repeats your action {id} of turn {t}, which was applied: it is not applied again."
+            ),
+            Some((id, t, ActionStatus::Pending)) => format!(
+                " This request repeats your action {id} of turn {t}: the game gets it once."
+            ),
+            _ => String::new(),
+        };
         // A finished game answers 409 `finished` to every seat, one that left it included
         // (it is still listed in the result): the contract's answer to a late action.
         if p.left && self.status != Status::Finished {
@@ -78,7 +99,7 @@ impl Session {
             Status::Finished => {
                 return Err(ProtocolError::new(
                     ProtocolCode::Finished,
-                    "the game is over; read the result with GET /state",
+                    format!("the game is over; read the result with GET /state.{resent_note}"),
                 ))
             }
             Status::Waiting => {
@@ -89,10 +110,13 @@ impl Session {
             }
             Status::Active => {}
         }
-        if p.pending.is_some() {
+        if let Some(pa) = &p.pending {
             return Err(ProtocolError::new(
                 ProtocolCode::ActionPending,
-                "your previous action is still pending; wait for its outcome (GET /state?wait=25)",
+                format!(
+                    "your previous action {} (turn {}) is still pending; wait for its outcome (GET /state?wait=25, lastAction).{resent_note}",
+                    pa.action_id, pa.turn
+                ),
             ));
         }
         if self.rules.enforces_turns() {
@@ -109,7 +133,7 @@ impl Session {
                     return Err(ProtocolError::new(
                         ProtocolCode::StaleTurn,
                         format!(
-                            "{what}, the current turn is {}; send the turn of your last GET /state (read it again)",
+                            "{what}, the current turn is {}; send the turn of your last GET /state (read it again).{resent_note}",
                             self.turn
                         ),
                     ));
@@ -118,7 +142,20 @@ impl Session {
             if !self.may_act(p) {
                 return Err(ProtocolError::new(
                     ProtocolCode::NotYourTurn,
-                    "it is not your turn; wait with GET /state?wait=25",
+                    format!("it is not your turn; wait with GET /state?wait=25.{resent_note}"),
+                ));
+            }
+        } else if let Some((id, t, ActionStatus::Applied)) = &resent {
+            // No turn is enforced here, but the same action for the same turn as an applied
+            // one is its resend: taken, the game played the move twice. The turn has moved
+            // since (applying moves it), so a new move sends the current one.
+            if turn.is_some() {
+                return Err(ProtocolError::new(
+                    ProtocolCode::StaleTurn,
+                    format!(
+                        "your action {id} of turn {t}, the same as this one, was applied: this request is taken as its resend and not applied again. To make the same move again, send the current turn {} (GET /state), or a fresh idempotencyKey with every action",
+                        self.turn
+                    ),
                 ));
             }
         }
@@ -129,6 +166,15 @@ impl Session {
         let shared_id = SharedStr::from(action_id.as_str());
         let action = Arc::new(action);
         let key = key.map(SharedStr::from);
+        let last = LastAction {
+            action_id: shared_id.clone(),
+            turn,
+            status: ActionStatus::Pending,
+            reason: Value::Null,
+            at_ms: now,
+            key: key.clone(),
+            fingerprint: Some(fingerprint),
+        };
         let pending = PendingAction {
             action_id: shared_id.clone(),
             action: action.clone(),
@@ -136,20 +182,13 @@ impl Session {
             submitted_at_ms: now,
             delivered_at_ms: None,
             held: hold,
-            key: key.clone(),
+            key,
         };
         let Some(p) = self.player_mut(&player_id) else {
             return Err(ProtocolError::not_a_player());
         };
         p.pending = Some(pending);
-        p.last_action = Some(LastAction {
-            action_id: shared_id.clone(),
-            turn,
-            status: ActionStatus::Pending,
-            reason: Value::Null,
-            at_ms: now,
-            key,
-        });
+        p.last_action = Some(last);
         if hold {
             self.maybe_release();
         } else {
@@ -205,6 +244,14 @@ impl Session {
             // The only thing that clears strikes.
             p.strikes = 0;
         }
+        // The latest action is the pending one (set together); a record stored before the
+        // fingerprint existed gets it here.
+        let fingerprint = p
+            .last_action
+            .as_ref()
+            .filter(|la| la.action_id == pa.action_id)
+            .and_then(|la| la.fingerprint)
+            .or_else(|| Some(action_fingerprint(&pa.action)));
         p.last_action = Some(LastAction {
             action_id: pa.action_id.clone(),
             turn: pa.turn,
@@ -212,6 +259,7 @@ impl Session {
             reason: reason.clone(),
             at_ms: t,
             key: pa.key.clone(),
+            fingerprint,
         });
         let pid = p.player_id.clone();
         self.push_event(

@@ -151,6 +151,17 @@ impl Game {
         self.ops(json!([{"op": "legal_actions", "playerId": pid, "actions": [{"type": "move", "to": "e4"}, {"type": "move", "to": "d4"}]}]))
     }
 
+    /// `pid`'s `POST /action` of `action` without an `idempotencyKey`.
+    pub fn keyless(pid: &str, action: Value, turn: Option<u64>, action_id: &str) -> Event {
+        Event::Action {
+            player_id: pid.into(),
+            action,
+            turn,
+            action_id: action_id.into(),
+            idempotency_key: None,
+        }
+    }
+
     pub fn try_act(&mut self, pid: &str, turn: Option<u64>) -> Result<String, ProtocolError> {
         self.next_id += 1;
         let action_id = format!("a_{:04}", self.next_id);

@@ -155,3 +155,41 @@ fn a_held_action_is_dropped_when_the_game_moves_on_without_it() {
     assert_eq!(e[0]["actionId"], ia.as_str());
     assert_eq!(g.s.turn, 1);
 }
+
+/// A game that is not turn-based checks no turns, but an action sent again for the turn of
+/// the same, applied action is its resend (its answer lost): refused, not a second move. The
+/// same action for the current turn, or another action, is a new move.
+#[test]
+fn not_turn_based_refuses_the_resend_of_an_applied_action() {
+    let (mut g, a, _b) = Game::started(config(json!({"turnBased": false})));
+    g.ops(json!([{"op": "state", "state": {"t": 0}}]));
+    let t = g.s.turn;
+    let first = g.try_act(&a, Some(t)).unwrap();
+    g.poll();
+    g.ops(json!([{"op": "state", "state": {"t": 1}}]));
+    assert_eq!(g.s.action_outcome(&a, &first).0, ActionStatus::Applied);
+    let e = g.err(Game::keyless(
+        &a,
+        json!({"type": "move", "to": "e4"}),
+        Some(t),
+        "a_again",
+    ));
+    assert_eq!((e.status(), e.code.as_str()), (409, "stale_turn"), "{e}");
+    assert!(
+        e.message.contains(&*first) && e.message.contains("current turn"),
+        "{e}"
+    );
+    assert!(g.poll().is_empty(), "the resend reached the game");
+    // The same move for the current turn is a new move, and so is another move with that
+    // old turn (no turn checks).
+    g.act(&a);
+    assert_eq!(g.poll().len(), 1);
+    g.ops(json!([{"op": "state", "state": {"t": 2}}]));
+    g.ok(Game::keyless(
+        &a,
+        json!({"type": "jump"}),
+        Some(t),
+        "a_jump",
+    ));
+    assert_eq!(g.poll().len(), 1);
+}

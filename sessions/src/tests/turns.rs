@@ -107,13 +107,12 @@ fn every_409_of_post_action() {
 fn reserved_action_types_and_strangers() {
     let (mut g, a, _b) = Game::started(config(json!({})));
     g.turn_to(&a);
-    let e = g.err(Event::Action {
-        player_id: a.clone(),
-        action: json!({"type": "__timeout__"}),
-        turn: None,
-        action_id: "a_x".into(),
-        idempotency_key: None,
-    });
+    let e = g.err(Game::keyless(
+        &a,
+        json!({"type": "__timeout__"}),
+        None,
+        "a_x",
+    ));
     assert_eq!((e.status(), e.code.as_str()), (400, "reserved_action"));
     let e = g.err(Event::Action {
         player_id: "p_deadbeef".into(),
@@ -135,13 +134,7 @@ fn a_late_action_of_a_player_who_left_a_finished_game_is_409_finished() {
         player_id: a.clone(),
     });
     assert_eq!(g.s.status, Status::Finished);
-    let e = g.err(Event::Action {
-        player_id: a.clone(),
-        action: json!({"type": "move"}),
-        turn: None,
-        action_id: "a_z".into(),
-        idempotency_key: None,
-    });
+    let e = g.err(Game::keyless(&a, json!({"type": "move"}), None, "a_z"));
     assert_eq!((e.status(), e.code.as_str()), (409, "finished"));
 }
 
@@ -276,4 +269,58 @@ fn a_key_reused_for_another_move_is_refused() {
         (Some("a_1"), Some(true)),
         "{s}"
     );
+}
+
+/// A resend without a key (its answer lost) of an action the game has: refused as the
+/// contract says (`action_pending` while pending, `stale_turn` once applied), and the refusal
+/// names that action and its outcome, so the agent does not take its move for lost.
+#[test]
+fn a_resend_without_a_key_is_told_its_action_went_through() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let t = g.s.turn;
+    let first = g.try_act(&a, Some(t)).unwrap();
+    let e = g.err(Game::keyless(
+        &a,
+        json!({"type": "move", "to": "e4"}),
+        Some(t),
+        "a_again",
+    ));
+    assert_eq!(e.code, "action_pending");
+    assert!(
+        e.message.contains(&*first) && e.message.contains("repeats your action"),
+        "{e}"
+    );
+    assert_eq!(g.poll().len(), 1, "the game got it once");
+    g.turn_to(&b);
+    let e = g.try_act(&a, Some(t)).unwrap_err();
+    assert_eq!(e.code, "stale_turn");
+    assert!(
+        e.message.contains(&format!(
+            "repeats your action {first} of turn {t}, which was applied"
+        )),
+        "{e}"
+    );
+    // Another move for that turn is no resend: the refusal does not call it one.
+    let e = g.err(Game::keyless(
+        &a,
+        json!({"type": "move", "to": "d4"}),
+        Some(t),
+        "a_other",
+    ));
+    assert_eq!(e.code, "stale_turn");
+    assert!(!e.message.contains("repeats"), "{e}");
+    assert!(g.poll().is_empty(), "nothing more reached the game");
+}
+
+/// A latest action stored before its fingerprint existed (MessagePack's positional array one
+/// field shorter) reads with none, and a resend of it is then taken as before.
+#[test]
+fn a_latest_action_stored_without_a_fingerprint_still_reads() {
+    use crate::session::LastAction;
+    let old = rmp_serde::to_vec(&("a_1", 3u64, "applied", (), 7u64, Option::<&str>::None)).unwrap();
+    let la: LastAction = rmp_serde::from_slice(&old).unwrap();
+    assert_eq!((la.turn, la.fingerprint), (3, None));
+    let back: LastAction = rmp_serde::from_slice(&rmp_serde::to_vec(&la).unwrap()).unwrap();
+    assert_eq!(back, la);
 }
