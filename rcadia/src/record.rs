@@ -221,7 +221,10 @@ pub(crate) fn encode_write_as(
     base: Option<&Arc<Vec<u8>>>,
     forms: StoredForms,
 ) -> Result<Encoded, RcadiaError> {
-    let bytes = encode_record(s)?;
+    let bytes = match forms {
+        StoredForms::Current => encode_record(s)?,
+        StoredForms::Previous => encode_record(&s.as_previous_release_reads())?,
+    };
     let with = |d: Vec<u8>| {
         let mut body = Vec::with_capacity(d.len() + 1);
         body.push(DELTA);
@@ -1111,7 +1114,47 @@ mod tests {
         let back = decode("s", Some(stored("1.0", &first)), Some(base), None)
             .unwrap()
             .unwrap();
-        assert_eq!(back.session, s);
+        assert_eq!(back.session, *s.as_previous_release_reads());
+    }
+
+    /// The players' latest actions carry a fingerprint (a keyless resend is told it is one),
+    /// which the previous release's decoder does not know: its `lastAction` is an array of six
+    /// elements, and rmp-serde refuses a seventh. The previous forms leave it out; this
+    /// release reads a record without it.
+    #[test]
+    fn the_previous_forms_leave_out_the_latest_actions_fingerprint() {
+        let s = played();
+        let current = encode_record(&s).unwrap();
+        let previous = encode_write_as(&s, None, StoredForms::Previous).unwrap();
+        assert!(
+            previous.base.len() < current.len(),
+            "the fingerprints take room in the current form only"
+        );
+        let read: Session = rmp_serde::from_slice(&previous.base).unwrap();
+        assert_eq!(read, *s.as_previous_release_reads());
+        assert_ne!(read, s, "the played session has a fingerprint to leave out");
+        // A latest action as the previous release decodes it: six elements, no more.
+        type PreviousLastAction = (String, u64, Value, Value, u64, Option<String>);
+        let la = horst_sessions::session::LastAction {
+            action_id: "a_1".into(),
+            turn: 3,
+            status: horst_sessions::ActionStatus::Applied,
+            reason: Value::Null,
+            at_ms: 9,
+            key: None,
+            fingerprint: None,
+        };
+        let bytes = rmp_serde::to_vec(&la).unwrap();
+        assert!(rmp_serde::from_slice::<PreviousLastAction>(&bytes).is_ok());
+        let with = horst_sessions::session::LastAction {
+            fingerprint: Some(7),
+            ..la
+        };
+        let bytes = rmp_serde::to_vec(&with).unwrap();
+        assert!(
+            rmp_serde::from_slice::<PreviousLastAction>(&bytes).is_err(),
+            "a seventh element is refused"
+        );
     }
 
     #[test]

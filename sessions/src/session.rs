@@ -104,8 +104,9 @@ pub struct LastAction {
     pub key: Option<SharedStr>,
     /// [`action_fingerprint`] of the action (its body is not kept once resolved), so a
     /// resend without a key is told it is this action again. Records stored before it
-    /// existed (a shorter array) read with none.
-    #[serde(default)]
+    /// existed (a shorter array) read with none; none is not written (the previous
+    /// release's decoder refuses a seventh element: [`Session::as_previous_release_reads`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<u64>,
 }
 
@@ -698,6 +699,25 @@ pub struct Session {
 pub const MAX_DEPARTED: usize = 64;
 
 impl Session {
+    /// This record as the previous release reads it (`sessions.write_previous_forms`, a
+    /// rolling upgrade): the players' `lastAction` without its fingerprint, which that
+    /// release's decoder refuses (one array element too many). Borrowed when there is none.
+    pub fn as_previous_release_reads(&self) -> Cow<'_, Session> {
+        let has_fingerprint = |p: &Player| {
+            p.last_action
+                .as_ref()
+                .is_some_and(|la| la.fingerprint.is_some())
+        };
+        if !self.players.iter().any(has_fingerprint) {
+            return Cow::Borrowed(self);
+        }
+        let mut s = self.clone();
+        for la in s.players.iter_mut().filter_map(|p| p.last_action.as_mut()) {
+            la.fingerprint = None;
+        }
+        Cow::Owned(s)
+    }
+
     /// `POST /bridge/sessions`. Returns the new session and the timers to arm.
     pub fn create(new: NewSession, now_ms: u64) -> Result<(Session, Outcome), ProtocolError> {
         let rules = Rules::from_config(&new.config, &new.timings)?;
