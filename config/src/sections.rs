@@ -295,7 +295,7 @@ pub struct TierQuota {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields, default, from = "QuotaConfigAsWritten")]
 pub struct QuotaConfig {
     pub trust0: TierQuota,
     pub trust1: TierQuota,
@@ -325,6 +325,59 @@ impl Default for QuotaConfig {
             trust2: trusted,
             storage_per_account_bytes: 16 << 20,
             storage_total_bytes: 256 << 20,
+        }
+    }
+}
+
+/// `[quotas]` as an operator writes it: a tier's table may give only the limits it changes
+/// (`[quotas.trust0]` with `playtests = 10` alone), the others keep that tier's defaults.
+/// Read whole, a partial table was refused for its first missing limit ("missing field
+/// `submissions`"), although every other section takes single settings.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QuotaConfigAsWritten {
+    #[serde(default)]
+    trust0: TierQuotaAsWritten,
+    #[serde(default)]
+    trust1: TierQuotaAsWritten,
+    #[serde(default)]
+    trust2: TierQuotaAsWritten,
+    storage_per_account_bytes: Option<u64>,
+    storage_total_bytes: Option<u64>,
+}
+
+/// One tier's table as written: the limits it gives.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TierQuotaAsWritten {
+    submissions: Option<u32>,
+    playtests: Option<u32>,
+    simulations: Option<u32>,
+    labor_candidates: Option<u32>,
+}
+
+impl TierQuotaAsWritten {
+    fn over(self, tier: TierQuota) -> TierQuota {
+        TierQuota {
+            submissions: self.submissions.unwrap_or(tier.submissions),
+            playtests: self.playtests.unwrap_or(tier.playtests),
+            simulations: self.simulations.unwrap_or(tier.simulations),
+            labor_candidates: self.labor_candidates.unwrap_or(tier.labor_candidates),
+        }
+    }
+}
+
+impl From<QuotaConfigAsWritten> for QuotaConfig {
+    fn from(w: QuotaConfigAsWritten) -> QuotaConfig {
+        let d = QuotaConfig::default();
+        QuotaConfig {
+            trust0: w.trust0.over(d.trust0),
+            trust1: w.trust1.over(d.trust1),
+            trust2: w.trust2.over(d.trust2),
+            storage_per_account_bytes: w
+                .storage_per_account_bytes
+                .unwrap_or(d.storage_per_account_bytes),
+            storage_total_bytes: w.storage_total_bytes.unwrap_or(d.storage_total_bytes),
         }
     }
 }

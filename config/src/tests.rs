@@ -748,3 +748,27 @@ fn a_file_completed_by_the_environment_is_checked_as_a_whole() {
     let e = Config::load(Some(&file), &env(&[]), &Flags::default()).unwrap_err();
     assert_eq!(e.origin, Origin::File(file.clone()), "{e}");
 }
+
+/// A tier's table may give one limit: the others keep that tier's defaults (the table was
+/// refused whole before: "missing field `submissions`"), and a misspelt limit is still named.
+#[test]
+fn a_tier_table_takes_single_limits() {
+    let c =
+        from_toml("[quotas.trust0]\nplaytests = 10\n\n[quotas.trust2]\nsimulations = 7\n").unwrap();
+    let d = QuotaConfig::default();
+    assert_eq!(c.quotas.trust0.playtests, 10);
+    assert_eq!(c.quotas.trust0.submissions, d.trust0.submissions);
+    assert_eq!(c.quotas.trust0.simulations, d.trust0.simulations);
+    assert_eq!(c.quotas.trust0.labor_candidates, d.trust0.labor_candidates);
+    assert_eq!(c.quotas.trust1, d.trust1);
+    assert_eq!(c.quotas.trust2.simulations, 7);
+    assert_eq!(c.quotas.trust2.playtests, d.trust2.playtests);
+    assert_eq!(c.quotas.storage_total_bytes, d.storage_total_bytes);
+    let e = from_toml("[quotas.trust0]\nplaytest = 10\n").unwrap_err();
+    assert!(e.message.contains("playtest"), "{e}");
+    let e = from_toml("[quotas.trust1]\nplaytests = -1\n").unwrap_err();
+    assert!(!e.message.contains("u32"), "{e}");
+    // The whole file as ops/horst.toml writes it reads as before.
+    let whole = toml::to_string(&Config::default()).unwrap();
+    assert_eq!(from_toml(&whole).unwrap().quotas, d);
+}
