@@ -933,16 +933,11 @@ pub(crate) async fn key_works(app: &TestApp, key: &str) -> bool {
 /// and be able to end them in the same step: the answer names the keys that stay, and
 /// `"revokeKeys": true` revokes them all. Before, the answer said nothing of keys and a body
 /// asking for it was refused (unknown field).
-#[tokio::test]
-async fn a_password_change_names_the_keys_that_stay_and_revokes_them_when_asked() {
-    let app = accounts_app().await;
-    let (status, _) = sign_up_from(&app, "127.0.0.1", "paula", PASSWORD).await;
-    assert_eq!(status, 201);
-    let mut here = Visitor::new(&app);
-    assert_eq!(here.sign_in("paula", PASSWORD).await.status, 200);
+/// Agent keys made on `/account` by `visitor`, one for each label: (key, prefix) each.
+async fn new_keys(visitor: &mut Visitor, labels: &[&str]) -> Vec<(String, String)> {
     let mut keys = Vec::new();
-    for label in ["laptop", "fremd"] {
-        let r = here
+    for label in labels {
+        let r = visitor
             .post("/api/account/keys", json!({ "label": label }))
             .await;
         assert_eq!(r.status, 201, "{}", r.body);
@@ -951,6 +946,17 @@ async fn a_password_change_names_the_keys_that_stay_and_revokes_them_when_asked(
             r.body["prefix"].as_str().unwrap().to_string(),
         ));
     }
+    keys
+}
+
+#[tokio::test]
+async fn a_password_change_names_the_keys_that_stay_and_revokes_them_when_asked() {
+    let app = accounts_app().await;
+    let (status, _) = sign_up_from(&app, "127.0.0.1", "paula", PASSWORD).await;
+    assert_eq!(status, 201);
+    let mut here = Visitor::new(&app);
+    assert_eq!(here.sign_in("paula", PASSWORD).await.status, 200);
+    let keys = new_keys(&mut here, &["laptop", "fremd"]).await;
     let second = "ein ganz neues passwort";
     let r = here
         .post(
@@ -1033,17 +1039,7 @@ async fn a_password_change_that_revokes_the_keys_is_one_step() {
     let mut there = Visitor::new(&app);
     assert_eq!(here.sign_in("paula", PASSWORD).await.status, 200);
     assert_eq!(there.sign_in("paula", PASSWORD).await.status, 200);
-    let mut keys = Vec::new();
-    for label in ["eigen", "fremd"] {
-        let r = here
-            .post("/api/account/keys", json!({ "label": label }))
-            .await;
-        assert_eq!(r.status, 201, "{}", r.body);
-        keys.push((
-            r.body["key"].as_str().unwrap().to_string(),
-            r.body["prefix"].as_str().unwrap().to_string(),
-        ));
-    }
+    let keys = new_keys(&mut here, &["eigen", "fremd"]).await;
     let lost = app.store.key(&format!("keyprefix:{}", keys[1].1));
     let _: () = redis::cmd("DEL")
         .arg(&lost)

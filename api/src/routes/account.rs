@@ -471,20 +471,24 @@ async fn sign_up(
         )
         .await?;
     }
-    let person = people::load(&state.store, &name)
-        .await?
-        .ok_or_else(|| ApiError::internal("a new account is not readable"))?;
     tracing::info!(account = %name, "a person signed up");
-    let generation = state.auth.generation(&name).await?;
-    signed_in(
-        &state,
-        &headers,
-        &person,
-        generation,
-        StatusCode::CREATED,
-        None,
-    )
-    .await
+    signed_in_as_stored(&state, &headers, &name, StatusCode::CREATED, None).await
+}
+
+/// [`signed_in`] as the person `name` is stored now, in their current credential generation
+/// (after a sign-up, or the one a password change moved to).
+async fn signed_in_as_stored(
+    state: &AppState,
+    headers: &HeaderMap,
+    name: &str,
+    status: StatusCode,
+    keys: Option<KeysAfterChange>,
+) -> Result<Response, ApiError> {
+    let person = people::load(&state.store, name)
+        .await?
+        .ok_or_else(|| ApiError::internal("the account is not readable"))?;
+    let generation = state.auth.generation(name).await?;
+    signed_in(state, headers, &person, generation, status, keys).await
 }
 
 /// Password hashes and checks one API process's requests wait for at once (sign-up and the
@@ -759,23 +763,10 @@ async fn change_password(
         "password changed on /account; the other sessions ended"
     );
     let keys = KeysAfterChange { revoked, remaining };
-    let again = async {
-        let person = people::load(&state.store, &name)
-            .await?
-            .ok_or_else(|| ApiError::internal("the account is not readable"))?;
-        // The generation the change moved to: this device's new session belongs to it.
-        let generation = state.auth.generation(&name).await?;
-        signed_in(
-            &state,
-            &headers,
-            &person,
-            generation,
-            StatusCode::OK,
-            Some(keys.clone()),
-        )
-        .await
-    };
-    match again.await {
+    // This device's new session belongs to the generation the change moved to.
+    let again =
+        signed_in_as_stored(&state, &headers, &name, StatusCode::OK, Some(keys.clone())).await;
+    match again {
         Ok(r) => Ok(r),
         Err(e) => Ok(changed_but_signed_out(&state, &headers, &name, e, keys)),
     }
