@@ -712,7 +712,7 @@ const SEATS: &str = "[...document.querySelectorAll('#players li')].map(li => [li
 
 /// A table waiting for players shows every seat of the game on the watch page: the taken ones
 /// by name, each open one as waiting for a player, and a seat taken while the page is open
-/// changes from open to its player's name. Before, only the taken seats were listed: a
+/// changes from open to its player's name (and the events say it was taken). Before, only the taken seats were listed: a
 /// spectator of a three-seat table with one player saw one line and could not tell that the
 /// game waits for two more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -762,6 +762,20 @@ async fn the_watch_page_lists_every_seat_and_the_open_ones_wait_for_a_player() {
         LONG,
     )
     .await;
+    // What happened says when the seat was taken, the name in a <bdi>; the empty stage says
+    // in words when the game shows (it stood as a block of code).
+    tab.wait_for(
+        "[...document.querySelectorAll('#events li')].some(li => li.textContent.endsWith('Bo took seat 1') && li.querySelector('bdi')?.textContent === 'Bo')",
+        "the seat taken in the events",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("[!!document.querySelector('#stage pre'), document.querySelector('#stage p')?.textContent]")
+            .await,
+        json!([false, "The game shows here once enough players are seated (see Players)."]),
+        "the stage of a table waiting for players"
+    );
     for (w, h) in SIZES {
         tab.viewport(w, h).await;
         fits_the_width(&tab, "the waiting table").await;

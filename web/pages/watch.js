@@ -56,6 +56,11 @@ function changes(before, now, m) {
     out.push([{ name: m.title }, `, round ${now.round ?? 1}: ${m.status}`]);
     return out;
   }
+  // A seat taken while the table waits (the list of seats shows it; the log says when).
+  const seatedBefore = new Set((Array.isArray(before.players) ? before.players : []).map((p) => p.playerId));
+  for (const p of Array.isArray(now.players) ? now.players : []) {
+    if (!seatedBefore.has(p.playerId)) out.push([{ name: m.nameOf(p.playerId) }, ` took seat ${p.seat ?? "?"}`]);
+  }
   if (before.status !== now.status) {
     if (now.status === "active") {
       out.push(["the game started: ", ...m.players.flatMap((p, i) => (i ? [" vs ", { name: p.name }] : [{ name: p.name }]))]);
@@ -108,8 +113,12 @@ function drawStage(v, m) {
   // Any other game: its public state as the game published it.
   // A table still waiting has nothing to show yet: said so, with when it will.
   const nothing = v.status === "waiting" ? "The game shows here once enough players are seated (see Players)." : "The game has not published anything yet.";
-  const text = s === null || s === undefined ? nothing : JSON.stringify(s, null, 2);
-  stage.replaceChildren(el("h2", "Game state"), el("pre", text, "state"));
+  // Nothing published is said in words, not as a block of code.
+  if (s === null || s === undefined) {
+    stage.replaceChildren(el("h2", "Game state"), el("p", nothing, "muted"));
+    return;
+  }
+  stage.replaceChildren(el("h2", "Game state"), el("pre", JSON.stringify(s, null, 2), "state"));
 }
 
 /** Seat counts by session id: the public view has none; `/available` lists it while a
