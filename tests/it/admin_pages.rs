@@ -198,6 +198,17 @@ async fn open_section(tab: &crate::browser::Tab, hash: &str, ready: &str, what: 
     tab.wait_for(ready, what, LONG).await;
 }
 
+/// Opens the signed-in admin page's overview and waits until its facts are shown.
+async fn open_overview(tab: &crate::browser::Tab) {
+    open_section(
+        tab,
+        "#overview",
+        "document.body.dataset.section === 'overview' && !!document.querySelector('#view .kv')",
+        "the overview",
+    )
+    .await;
+}
+
 /// The tab at `w` x `h`, laid out (two frames on).
 async fn settled_at(tab: &crate::browser::Tab, w: u32, h: u32) {
     tab.viewport(w, h).await;
@@ -960,13 +971,7 @@ async fn the_overviews_facts_take_a_line_each_and_its_links_the_pages_blue() {
         .await
         .unwrap();
     let (_browser, tab) = signed_in_job_view(&app).await;
-    open_section(
-        &tab,
-        "#overview",
-        "document.body.dataset.section === 'overview' && !!document.querySelector('#view .kv')",
-        "the overview",
-    )
-    .await;
+    open_overview(&tab).await;
     for (w, h) in [(1280, 800), (1440, 900), (1920, 1080), (390, 844)] {
         settled_at(&tab, w, h).await;
         let more = tab
@@ -1100,13 +1105,7 @@ async fn a_tapped_section_link_shows_the_sections_heading_on_a_phone() {
         .await
         .expect("touch");
     settled_at(&tab, 390, 844).await;
-    open_section(
-        &tab,
-        "#overview",
-        "document.body.dataset.section === 'overview' && !!document.querySelector('#view .kv')",
-        "the overview",
-    )
-    .await;
+    open_overview(&tab).await;
     let mut problems = Vec::new();
     // The user scrolls down to the messages card and taps its link; then up to the section
     // links and taps one; then down a long section and taps a link of the navigation again.
