@@ -198,6 +198,17 @@ async fn open_section(tab: &crate::browser::Tab, hash: &str, ready: &str, what: 
     tab.wait_for(ready, what, LONG).await;
 }
 
+/// Opens the signed-in admin page's overview and waits until its facts are shown.
+async fn open_overview(tab: &crate::browser::Tab) {
+    open_section(
+        tab,
+        "#overview",
+        "document.body.dataset.section === 'overview' && !!document.querySelector('#view .kv')",
+        "the overview",
+    )
+    .await;
+}
+
 /// The tab at `w` x `h`, laid out (two frames on).
 async fn settled_at(tab: &crate::browser::Tab, w: u32, h: u32) {
     tab.viewport(w, h).await;
@@ -960,13 +971,7 @@ async fn the_overviews_facts_take_a_line_each_and_its_links_the_pages_blue() {
         .await
         .unwrap();
     let (_browser, tab) = signed_in_job_view(&app).await;
-    open_section(
-        &tab,
-        "#overview",
-        "document.body.dataset.section === 'overview' && !!document.querySelector('#view .kv')",
-        "the overview",
-    )
-    .await;
+    open_overview(&tab).await;
     for (w, h) in [(1280, 800), (1440, 900), (1920, 1080), (390, 844)] {
         settled_at(&tab, w, h).await;
         let more = tab
@@ -1050,4 +1055,124 @@ async fn the_sign_in_buttons_stand_clear_of_their_fields() {
         tab.screenshot("admin", &format!("sign-in-{w}x{h}")).await;
     }
     browser.close().await;
+}
+
+/// A finger's tap at the middle of the first element matching `selector` (touch emulated).
+async fn tap(tab: &crate::browser::Tab, selector: &str) {
+    let at = tab
+        .eval(&format!(
+            "(r => r && [r.x + r.width / 2, r.y + r.height / 2])(document.querySelector({selector:?})?.getBoundingClientRect())"
+        ))
+        .await;
+    assert!(at.is_array(), "nothing to tap at {selector}");
+    for (kind, points) in [
+        ("touchStart", json!([{ "x": at[0], "y": at[1] }])),
+        ("touchEnd", json!([])),
+    ] {
+        tab.browser
+            .call(
+                Some(&tab.session),
+                "Input.dispatchTouchEvent",
+                json!({ "type": kind, "touchPoints": points }),
+            )
+            .await
+            .expect(kind);
+    }
+}
+
+/// Where the section's heading is after a tap: `[top, bottom, the screen's height, whether
+/// the heading itself is what lies at its middle (nothing over it), whether it has the focus]`.
+const HEADING_SEEN: &str = "(h => { const r = h.getBoundingClientRect(); \
+  const at = document.elementFromPoint(Math.min(r.left + 20, innerWidth - 1), (r.top + r.bottom) / 2); \
+  return [Math.round(r.top), Math.round(r.bottom), innerHeight, !!at && h.contains(at), document.activeElement === h]; })\
+  (document.getElementById('section-title'))";
+
+/// On a phone (390x844, touch) a tap on a link to another section (the overview's "Read
+/// messages" further down the page, a section link of the navigation) shows that section
+/// with its heading on the screen, not under anything, and the focus on it (a screen reader
+/// reads where it is). Before, the page kept its scroll position: after "Read messages" the
+/// new section's heading was above the screen's top, out of sight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tapped_section_link_shows_the_sections_heading_on_a_phone() {
+    let app = job_view_app().await;
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.browser
+        .call(
+            Some(&tab.session),
+            "Emulation.setTouchEmulationEnabled",
+            json!({ "enabled": true, "maxTouchPoints": 5 }),
+        )
+        .await
+        .expect("touch");
+    settled_at(&tab, 390, 844).await;
+    open_overview(&tab).await;
+    let mut problems = Vec::new();
+    // The user scrolls down to the messages card and taps its link; then up to the section
+    // links and taps one; then down a long section and taps a link of the navigation again.
+    let steps = [
+        (
+            "\"Read messages\" on the overview",
+            "#view a[href='#messages']",
+            "messages",
+            "Messages",
+        ),
+        (
+            "the section link \"Levels\"",
+            "#nav a[href='#levels']",
+            "levels",
+            "Levels",
+        ),
+        (
+            "the section link \"Overview\"",
+            "#nav a[href='#overview']",
+            "overview",
+            "Overview",
+        ),
+        (
+            "the section link \"Audit log\"",
+            "#nav a[href='#audit']",
+            "audit",
+            "Audit log",
+        ),
+    ];
+    for (what, link, section, title) in steps {
+        tab.eval(&format!(
+            "document.querySelector({link:?}).scrollIntoView({{ block: 'center', inline: 'center' }}); \
+             new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+        ))
+        .await;
+        tap(&tab, link).await;
+        tab.wait_for(
+            &format!(
+                "document.body.dataset.section === {section:?} && document.getElementById('section-title')?.textContent === {title:?} \
+                 && !document.getElementById('view').textContent.includes('Loading…')"
+            ),
+            &format!("the section after a tap on {what}"),
+            LONG,
+        )
+        .await;
+        tab.eval(
+            "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))",
+        )
+        .await;
+        let seen = tab.eval(HEADING_SEEN).await;
+        let (top, bottom, screen) = (seen[0].as_f64(), seen[1].as_f64(), seen[2].as_f64());
+        if !(top >= Some(0.0)
+            && bottom <= screen
+            && seen[3] == json!(true)
+            && seen[4] == json!(true))
+        {
+            problems.push(format!(
+                "after a tap on {what}: the heading [top, bottom, screen, seen, focused] is {seen}"
+            ));
+        }
+        tab.screenshot("admin", &format!("tapped-{section}-390x844"))
+            .await;
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
 }

@@ -2113,3 +2113,92 @@ async fn the_level_list_comes_back_by_itself_after_the_store_was_down() {
     .await;
     screenshot(&tab, "levels-store-back-390x844").await;
 }
+
+/// The line under the canvas: its visible text, its height, and the touch pad's top (null
+/// without one), the page scrolled to its top.
+const CAPTION: &str = r#"(() => {
+  scrollTo(0, 0);
+  const c = document.getElementById('caption');
+  const shown = e => e.checkVisibility({ visibilityProperty: true }) && e.getBoundingClientRect().width > 1;
+  const text = [...c.children].filter(shown).map(e => e.textContent.trim()).filter(Boolean).join(' | ');
+  const pad = document.querySelector('.pad');
+  return { text, height: Math.round(c.getBoundingClientRect().height),
+           pad: pad && pad.offsetHeight ? Math.round(pad.getBoundingClientRect().top) : null };
+})()"#;
+
+/// A practice run (on from a checkpoint after a death) is marked in the line under the canvas,
+/// before its first key and while it runs, and a run from the start is not; the line keeps
+/// its height through all of it (a counted run's and a practice run's, waiting and running),
+/// so the touch pad under it stays under the thumb. Before, nothing under the canvas told a
+/// practice run from a counted one while playing: only the replay button's hint beside the
+/// controls said it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_practice_run_is_marked_under_the_canvas_in_a_line_of_the_same_height() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let rast = promoted_id(&app, "rastplatz").await;
+    let (_, rev) = get(&app, &format!("/api/game/revisions/{rast}")).await;
+    let browser = launch().await;
+    let tab = wide_focused_tab(&browser).await;
+    let mut problems = Vec::new();
+    for (w, h, touch) in [(390u32, 844u32, true), (844, 390, true), (1280, 800, false)] {
+        device(&tab, w, h, touch).await;
+        navigate(&tab, &app.url(&format!("/?test#spielen={rast}"))).await;
+        tab.wait_for(
+            "window.horstTest && horstTest.state().mode === 'play' && document.activeElement && document.activeElement.tagName === 'CANVAS'",
+            "the play stage",
+            LONG,
+        )
+        .await;
+        let counted_ready = tab.eval(CAPTION).await;
+        let st = play_with_keys_until(&tab, &rev["replay"], |s| s["checkpoint"] == 0).await;
+        assert_eq!(st["checkpoint"], 0, "{w}x{h}: {st}");
+        let counted_running = tab.eval(CAPTION).await;
+        let st = hold_right(&tab, 1200).await;
+        assert_eq!(st["finished"]["status"], 2, "{w}x{h}: {st}");
+        let clicked = tab
+            .eval("(() => { const b = [...document.querySelectorAll('.overlay button')].find(b => b.textContent === 'Ab Rastplatz'); if (!b) return false; b.click(); return true; })()")
+            .await;
+        assert_eq!(
+            clicked, true,
+            "{w}x{h}: no \"Ab Rastplatz\" after the death"
+        );
+        let practice_ready = tab.eval(CAPTION).await;
+        screenshot(&tab, &format!("practice-ready-{w}x{h}")).await;
+        let st = tab.eval("horstTest.tick(10)").await;
+        assert!(
+            st["finished"].is_null(),
+            "{w}x{h}: the practice run ended: {st}"
+        );
+        let practice_running = tab.eval(CAPTION).await;
+        screenshot(&tab, &format!("practice-running-{w}x{h}")).await;
+        assert_eq!(
+            tab.eval("horstTest.state().practice").await,
+            true,
+            "{w}x{h}"
+        );
+        let states = [
+            ("a counted run, ready", &counted_ready, false),
+            ("a counted run, running", &counted_running, false),
+            ("practice, ready", &practice_ready, true),
+            ("practice, running", &practice_running, true),
+        ];
+        for (what, v, practice) in states {
+            let text = v["text"].as_str().unwrap_or_default();
+            if text.contains("Übung") != practice {
+                problems.push(format!(
+                    "{w}x{h}, {what}: the line under the canvas says {text:?}"
+                ));
+            }
+            if v["height"] != counted_ready["height"] || v["pad"] != counted_ready["pad"] {
+                problems.push(format!(
+                    "{w}x{h}, {what}: the line is {} px high, the pad at {} (a counted run before its first key: {} px, the pad at {}): {text:?}",
+                    v["height"], v["pad"], counted_ready["height"], counted_ready["pad"]
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    no_errors(&tab, "practice runs");
+    browser.close().await;
+}

@@ -705,3 +705,88 @@ async fn the_replay_steps_on_bare_arrow_keys_and_leaves_the_browsers_shortcuts_a
     browser.close().await;
     house.stop().await;
 }
+
+/// The seats of `#players` as `[seat, text, open]` rows.
+const SEATS: &str = "[...document.querySelectorAll('#players li')].map(li => [li.querySelector('.seat')?.textContent, \
+  (li.querySelector('bdi') || li.querySelector('.waiting') || li).textContent, li.classList.contains('open')])";
+
+/// A table waiting for players shows every seat of the game on the watch page: the taken ones
+/// by name, each open one as waiting for a player, and a seat taken while the page is open
+/// changes from open to its player's name (and the events say it was taken). Before, only the taken seats were listed: a
+/// spectator of a three-seat table with one player saw one line and could not tell that the
+/// game waits for two more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watch_page_lists_every_seat_and_the_open_ones_wait_for_a_player() {
+    use crate::rcadia_common::{app_with, cast, two_player};
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let id = host
+        .create(two_player(
+            json!({ "minPlayers": 3, "maxPlayers": 3, "gameType": "counting" }),
+        ))
+        .await;
+    let (st, v) = agents[0]
+        .post(&format!("{AGENT}/{id}/join"), json!({ "asName": "Ada" }))
+        .await;
+    assert_eq!(st, 200, "{v}");
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &app.url(&format!("/watch/{id}"))).await;
+    tab.wait_for(
+        "document.body.dataset.ready === '1'",
+        "the watch page of the waiting table",
+        LONG,
+    )
+    .await;
+    let open = "open: waiting for a player";
+    assert_eq!(
+        tab.eval(SEATS).await,
+        json!([
+            ["seat 0", "Ada", false],
+            ["seat 1", open, true],
+            ["seat 2", open, true]
+        ]),
+        "the seats of a table with one of three players"
+    );
+    let (st, v) = agents[1]
+        .post(&format!("{AGENT}/{id}/join"), json!({ "asName": "Bo" }))
+        .await;
+    assert_eq!(st, 200, "{v}");
+    let two = json!([
+        ["seat 0", "Ada", false],
+        ["seat 1", "Bo", false],
+        ["seat 2", open, true]
+    ]);
+    tab.wait_for(
+        &format!("JSON.stringify({SEATS}) === {:?}", two.to_string()),
+        "the second player in seat 1, seat 2 still open",
+        LONG,
+    )
+    .await;
+    // What happened says when the seat was taken, the name in a <bdi>; the empty stage says
+    // in words when the game shows (it stood as a block of code).
+    tab.wait_for(
+        "[...document.querySelectorAll('#events li')].some(li => li.textContent.endsWith('Bo took seat 1') && li.querySelector('bdi')?.textContent === 'Bo')",
+        "the seat taken in the events",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("[!!document.querySelector('#stage pre'), document.querySelector('#stage p')?.textContent]")
+            .await,
+        json!([false, "The game shows here once enough players are seated (see Players)."]),
+        "the stage of a table waiting for players"
+    );
+    for (w, h) in SIZES {
+        tab.viewport(w, h).await;
+        fits_the_width(&tab, "the waiting table").await;
+        tab.screenshot(SHOTS, &format!("watch-open-seats-{w}x{h}"))
+            .await;
+    }
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+    tab.close().await;
+    browser.close().await;
+}

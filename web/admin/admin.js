@@ -1036,7 +1036,20 @@ export function oneOf(value, allowed) {
   return allowed.includes(value) ? value : "";
 }
 
-async function route() {
+/** After a section link was followed: the section's heading on the screen, with the focus
+ *  (a screen reader says where it is now). The page kept its scroll position, so a link
+ *  further down (the overview's "Read messages" on a phone) left the new section's heading
+ *  above the screen's top. Back to the page's top when the heading is not all in view: on a
+ *  phone the section links above it show the section too. */
+function showHeading() {
+  const h = $("section-title");
+  if (!h) return;
+  const r = h.getBoundingClientRect();
+  if (r.top < 0 || r.bottom > window.innerHeight) window.scrollTo(0, 0);
+  h.focus({ preventScroll: true });
+}
+
+async function route(followed = false) {
   const name = location.hash.replace(/^#/, "").split("?")[0] || "overview";
   const section = SECTIONS[name] || overview;
   for (const a of document.querySelectorAll("#nav a")) {
@@ -1048,10 +1061,18 @@ async function route() {
   notice("");
   const seq = ++shownSeq;
   await section();
-  if (seq === shownSeq) document.body.dataset.section = name;
+  if (seq !== shownSeq) return;
+  if (followed) showHeading();
+  document.body.dataset.section = name;
 }
 
-window.addEventListener("hashchange", () => { if (csrf) route(); });
+window.addEventListener("hashchange", () => { if (csrf) route(true); });
+// A link to the section shown now changes no address, so no hashchange: the heading is
+// brought back into view all the same (the tap did nothing).
+document.addEventListener("click", (e) => {
+  const a = e.target instanceof Element ? e.target.closest("a[href^='#']") : null;
+  if (a && csrf && a.getAttribute("href") === location.hash) showHeading();
+});
 
 async function start() {
   const res = await api("GET", "/api/admin/session");

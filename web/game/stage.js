@@ -149,10 +149,14 @@ export class Stage {
     // starts with the player. It is one line in every state, so nothing under it (the touch
     // pad under a thumb) moves when the run starts; while the run ran it stood empty, and the
     // time sat apart in the side.
+    // A run on from a checkpoint is practice (no replay of the level, no best time): said
+    // first in the line, in a chip of its own colour, while it waits and while it runs; only
+    // the replay button's hint beside the controls said it, out of the player's eye line.
+    this.practiceOut = el("span", { class: "stat practice", id: "practice" });
     this.tickOut = el("span", { class: "stat", id: "tick" });
     this.berryOut = el("span", { class: "stat", id: "berries" });
     this.readyHint = el("span", { class: "ready-hint", id: "ready", "aria-hidden": "true", text: "die Zeit läuft ab deiner ersten Taste." });
-    this.caption = el("p", { class: "caption", id: "caption" }, this.tickOut, " ", this.readyHint, " ", this.berryOut);
+    this.caption = el("p", { class: "caption", id: "caption" }, this.practiceOut, " ", this.tickOut, " ", this.readyHint, " ", this.berryOut);
     this.wrap = el("div", { class: "screen-wrap" }, this.canvas, this.caption, this.overlay);
     this.side = el("div", { class: "side" });
     this.root.append(el("div", { class: "stage-body" }, this.wrap, this.side));
@@ -345,6 +349,9 @@ export class Stage {
     // The line keeps the height it had with the hint (on a narrow phone two lines), so that
     // the pad under it stays under the thumb as the run starts.
     this.caption.style.minHeight = on || this.mode !== "play" ? "" : `${this.caption.offsetHeight}px`;
+    // Beside the practice chip the hint is shorter, so the line stays one line on a phone
+    // as a counted run's does (the pad under it stays where it was).
+    this.readyHint.textContent = this.practice ? "Zeit ab deiner ersten Taste." : "die Zeit läuft ab deiner ersten Taste.";
     this.readyHint.classList.toggle("on", on);
     this.readyHint.setAttribute("aria-hidden", String(!on));
   }
@@ -777,6 +784,7 @@ export class Stage {
     if (!this.game) return;
     drawScene(this.ctx, this.game.map, this.view, this.canvas.width, this.canvas.height, this.particles);
     const v = this.view;
+    this.practiceOut.textContent = this.mode === "play" && this.practice ? "Übung" : "";
     this.tickOut.textContent = this.mode === "watch" ? `Tick ${v.tick} / ${this.tape.length}` : this.waiting ? "Bereit" : `Zeit ${seconds(v.tick)}`;
     const berries = v.berries.length;
     // Before the first input the line says "Bereit" and what it means; the berries join it

@@ -115,8 +115,10 @@ export function playerName(p) {
  * The spectator page's facts from a public view (`GET /public`).
  * @param {any} v
  * @param {number} nowMs
+ * @param {number|null} [maxPlayers] the table's seat count (`/available`'s `maxPlayers`; the
+ *   public view has none): while the table waits, its open seats are listed too
  */
-export function watchModel(v, nowMs) {
+export function watchModel(v, nowMs, maxPlayers = null) {
   const players = Array.isArray(v.players) ? v.players : [];
   const byId = Object.fromEntries(players.map((p) => [p.playerId, p]));
   const onTurn = new Set(Array.isArray(v.onTurnSeats) ? v.onTurnSeats : []);
@@ -141,8 +143,30 @@ export function watchModel(v, nowMs) {
     result,
     resultParts,
     players: players.map((p) => ({ name: playerName(p), seat: `seat ${p.seat ?? 0}`, onTurn: v.status === "active" && onTurn.has(p.seat) })),
+    ...seatsOf(v, players, onTurn, maxPlayers),
     nameOf: (id) => (byId[id] ? playerName(byId[id]) : "?"),
   };
+}
+
+/**
+ * Every seat of a table in seat order: a taken one with its player's name, and while the
+ * table waits for players each open one (`name: null, open: true`) up to `maxPlayers`; a
+ * spectator saw only the taken seats and could not tell how many players the game waits for.
+ * @returns {{ seats: Array<{ seat: string, name: string|null, open: boolean, onTurn: boolean }>, openSeats: number }}
+ */
+function seatsOf(v, players, onTurn, maxPlayers) {
+  const taken = new Map(players.map((p) => [Number(p.seat ?? 0), p]));
+  const numbers = new Set(taken.keys());
+  const waiting = v.status === "waiting" && Number.isInteger(maxPlayers) && maxPlayers > 0;
+  // A table never has more seats than a few dozen; a wrong count must not make a long list.
+  if (waiting) for (let n = 0; n < Math.min(maxPlayers, 64); n++) numbers.add(n);
+  const seats = [...numbers].sort((a, b) => a - b).map((n) => {
+    const p = taken.get(n);
+    return p
+      ? { seat: `seat ${n}`, name: playerName(p), open: false, onTurn: v.status === "active" && onTurn.has(n) }
+      : { seat: `seat ${n}`, name: null, open: true, onTurn: false };
+  });
+  return { seats, openSeats: seats.filter((s) => s.open).length };
 }
 
 /**

@@ -56,6 +56,11 @@ function changes(before, now, m) {
     out.push([{ name: m.title }, `, round ${now.round ?? 1}: ${m.status}`]);
     return out;
   }
+  // A seat taken while the table waits (the list of seats shows it; the log says when).
+  const seatedBefore = new Set((Array.isArray(before.players) ? before.players : []).map((p) => p.playerId));
+  for (const p of Array.isArray(now.players) ? now.players : []) {
+    if (!seatedBefore.has(p.playerId)) out.push([{ name: m.nameOf(p.playerId) }, ` took seat ${p.seat ?? "?"}`]);
+  }
   if (before.status !== now.status) {
     if (now.status === "active") {
       out.push(["the game started: ", ...m.players.flatMap((p, i) => (i ? [" vs ", { name: p.name }] : [{ name: p.name }]))]);
@@ -106,12 +111,37 @@ function drawStage(v, m) {
     return;
   }
   // Any other game: its public state as the game published it.
-  const text = s === null || s === undefined ? "The game has not published anything yet." : JSON.stringify(s, null, 2);
-  stage.replaceChildren(el("h2", "Game state"), el("pre", text, "state"));
+  // A table still waiting has nothing to show yet: said so, with when it will.
+  const nothing = v.status === "waiting" ? "The game shows here once enough players are seated (see Players)." : "The game has not published anything yet.";
+  // Nothing published is said in words, not as a block of code.
+  if (s === null || s === undefined) {
+    stage.replaceChildren(el("h2", "Game state"), el("p", nothing, "muted"));
+    return;
+  }
+  stage.replaceChildren(el("h2", "Game state"), el("pre", JSON.stringify(s, null, 2), "state"));
 }
 
-function render(v) {
-  const m = watchModel(v, Date.now());
+/** Seat counts by session id: the public view has none; `/available` lists it while a
+ *  table is unfinished, and it never changes. */
+const seatCounts = new Map();
+
+/** The seat count of a waiting table, looked up once; null while it cannot be read (the
+ *  page then lists the taken seats only, and looks again at the next change). */
+async function seatCount(v) {
+  if (v.status !== "waiting") return seatCounts.get(v.sessionId) ?? null;
+  if (seatCounts.has(v.sessionId)) return seatCounts.get(v.sessionId);
+  try {
+    const q = v.gameId ? `&game=${encodeURIComponent(v.gameId)}` : "";
+    const r = await fetch(`/api/v1/agent/sessions/available?all=1${q}`, { headers: { Accept: "application/json" } });
+    const body = await r.json();
+    const entry = (Array.isArray(body && body.sessions) ? body.sessions : []).find((s) => s && s.sessionId === v.sessionId);
+    if (entry && Number.isInteger(entry.maxPlayers)) seatCounts.set(v.sessionId, entry.maxPlayers);
+  } catch { /* the taken seats only, this time */ }
+  return seatCounts.get(v.sessionId) ?? null;
+}
+
+function render(v, maxPlayers = null) {
+  const m = watchModel(v, Date.now(), maxPlayers);
   document.title = `${isolate(m.title)} · watch · RCADIA`;
   $("title").replaceChildren(el("bdi", m.title, "whole"));
   $("badge").className = `badge ${m.badge}`;
@@ -124,9 +154,10 @@ function render(v) {
   $("f-result").textContent = m.result || (v.status === "waiting" || v.status === "active" ? "not decided yet" : "-");
   deadline = v.status === "active" ? v.deadline : null;
   $("f-clock").textContent = v.status === "active" ? countdown(deadline, Date.now()) : "-";
-  const players = m.players.map((p) => {
-    const li = el("li", undefined, p.onTurn ? "on-turn" : "");
-    li.append(el("span", p.seat, "seat"), el("bdi", p.name, "name"));
+  // Every seat: an open one says the table waits for a player there.
+  const players = m.seats.map((p) => {
+    const li = el("li", undefined, p.onTurn ? "on-turn" : p.open ? "open" : "");
+    li.append(el("span", p.seat, "seat"), p.open ? el("span", "open: waiting for a player", "waiting") : el("bdi", p.name, "name"));
     return li;
   });
   $("players").replaceChildren(...(players.length ? players : [el("li", "nobody yet", "muted")]));
@@ -192,7 +223,7 @@ async function follow() {
       await new Promise((r) => setTimeout(r, Math.min(10_000, 1000 * 2 ** (failures - 1))));
       continue;
     }
-    if (!last || v.version !== last.version || v.sessionId !== last.sessionId) render(v);
+    if (!last || v.version !== last.version || v.sessionId !== last.sessionId) render(v, await seatCount(v));
     last = v;
     if (v.status === "finished") {
       await showFinished(v);

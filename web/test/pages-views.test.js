@@ -53,6 +53,25 @@ test("the spectator view names players, the winner and who is on turn", () => {
   assert.equal(active.nameOf("p_1"), "Fish");
 });
 
+test("a table waiting for players lists every seat, the open ones as waiting for a player", () => {
+  const v = {
+    sessionId: "ses_1", gameTitle: "Chess", status: "waiting", round: 1, turn: 0, deadline: null, onTurnSeats: [],
+    players: [{ playerId: "p_2", seat: 2, asName: "Fish" }, { playerId: "p_1", seat: 0, asName: "Crab" }], result: null, version: 3,
+  };
+  const seats = (m) => m.seats.map((s) => [s.seat, s.name, s.open]);
+  // Three of four seats open at seat 1 and 3, in seat order.
+  assert.deepEqual(seats(watchModel(v, NOW, 4)), [
+    ["seat 0", "Crab", false], ["seat 1", null, true], ["seat 2", "Fish", false], ["seat 3", null, true],
+  ]);
+  assert.equal(watchModel(v, NOW, 4).openSeats, 2);
+  // Without the seat count (not known yet) only the taken seats, in seat order.
+  assert.deepEqual(seats(watchModel(v, NOW)), [["seat 0", "Crab", false], ["seat 2", "Fish", false]]);
+  // A game under way or over has no open seats to wait for, whatever its seat count.
+  assert.deepEqual(seats(watchModel({ ...v, status: "active" }, NOW, 4)), [["seat 0", "Crab", false], ["seat 2", "Fish", false]]);
+  // Nobody seated yet: every seat open.
+  assert.deepEqual(seats(watchModel({ ...v, players: [] }, NOW, 2)), [["seat 0", null, true], ["seat 1", null, true]]);
+});
+
 test("chess and rock-paper-scissors states for people", () => {
   const names = { p_1: "Fish", p_2: "Crab" };
   const nameOf = (id) => names[id] || "?";
