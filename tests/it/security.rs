@@ -1290,6 +1290,71 @@ async fn sign_up_attempts_from_one_ipv6_prefix_share_their_limit() {
     assert_eq!(r.status().as_u16(), 201);
 }
 
+/// Sign-up says when a name is taken (a person must learn it to choose another), and a
+/// self-service key refuses a `displayName` that equals an account's name: the two answers
+/// that tell which names exist. Neither spent anything of the caps, so a network that never
+/// signed anyone up could ask about names without end: at its attempts' limit on sign-up (10
+/// a minute per address, each answer after an Argon2 hash), at the general 120 a minute on
+/// `/api/agent-keys`. Now a network's taken-name answers of both count together: past 10 in
+/// 24 hours its sign-ups and self-service keys are `network_cap`, taken name or not.
+#[tokio::test]
+async fn one_network_learns_of_a_bounded_number_of_taken_names() {
+    let app = spawn_app_with(|c| {
+        c.gateway.sign_up = true;
+        c.gateway.self_service_keys = true;
+        // Not the attempts' limit: the caps are what is looked at here.
+        c.gateway.sign_in_per_ip_per_minute = 100;
+    })
+    .await;
+    for name in ["olga", "fuchs"] {
+        app.person(name, PASSWORD).await;
+    }
+    let agent_key = async |ip: &str, display: &str| -> (u16, String) {
+        let r = client_from(ip)
+            .post(app.url("/api/agent-keys"))
+            .json(&json!({ "displayName": display }))
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let body: Value = r.json().await.unwrap_or(Value::Null);
+        (status, body["code"].as_str().unwrap_or("").to_string())
+    };
+    let mut answers = Vec::new();
+    for i in 0..7 {
+        let taken = if i % 2 == 0 { "olga" } else { "fuchs" };
+        let (status, body) = sign_up_from(&app, "127.0.0.1", taken, PASSWORD).await;
+        answers.push((status, body["code"].as_str().unwrap_or("").to_string()));
+        answers.push(agent_key("127.0.0.1", if i % 2 == 0 { "Fuchs" } else { "OLGA" }).await);
+    }
+    let told = answers
+        .iter()
+        .filter(|(s, _)| *s == 409 || *s == 400)
+        .count();
+    assert_eq!(told, 10, "{answers:?}");
+    assert!(
+        answers[10..]
+            .iter()
+            .all(|(s, c)| *s == 429 && c == "network_cap"),
+        "{answers:?}"
+    );
+    // The network's next sign-up and key wait too, whatever the name; another network's
+    // do not.
+    let (status, body) = sign_up_from(&app, "127.0.0.2", "dachs", PASSWORD).await;
+    assert_eq!((status, body["code"].as_str()), (429, Some("network_cap")));
+    assert_eq!(
+        agent_key("127.0.0.2", "Dachs").await,
+        (429, "network_cap".to_string())
+    );
+    let (status, body) = sign_up_from(&app, "127.0.1.1", "dachs", PASSWORD).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(agent_key("127.0.1.1", "Luchs").await.0, 201);
+    // A day later the network may ask again.
+    app.store.set_clock_offset_ms(24 * 3600 * 1000 + 1000);
+    let (status, body) = sign_up_from(&app, "127.0.0.1", "luchs", PASSWORD).await;
+    assert_eq!(status, 201, "{body}");
+}
+
 /// A sign-in whose password was checked before the password changed (or the account was
 /// blocked) opens nothing that outlives the change: the JWT or the browser session it asks
 /// for belongs to the generation read before the check, and that generation has ended. The
