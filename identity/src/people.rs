@@ -1167,6 +1167,7 @@ mod tests {
                     .arg(100u32)
                     .arg(1u32)
                     .arg(100u32)
+                    .arg(TAKEN_NAMES_PER_NETWORK)
                     .arg(member)
                     .arg(name)
                     .arg(format!("hash of {member}"))
