@@ -134,6 +134,37 @@ async fn nobody_can_lock_a_person_out_of_their_own_address() {
         .any(|e| e.action == "sign_in" && e.who == "127.0.0.1" && e.detail["via"] == "account"));
 }
 
+/// The sign-in limits count in Redis, so a guesser gains nothing by spreading guesses over
+/// the API processes behind a load balancer: a name's failures from one address, sent to two
+/// processes in turn, wait after the same 5 as on one, and so do admin-token guesses.
+#[tokio::test]
+async fn sign_in_limits_hold_across_api_processes() {
+    let app = default_limits_app().await;
+    let other = crate::harness::spawn_app_beside(&app, |c| {
+        c.gateway.admin_token = ADMIN_TOKEN.into();
+    })
+    .await;
+    app.person("olga", PASSWORD).await;
+    let mut statuses = Vec::new();
+    // Six in all: the sixth comes within the first wait (1 s) of the fifth failure.
+    for i in 0..6 {
+        let on = if i % 2 == 0 { &app } else { &other };
+        statuses.push(
+            sign_in_from(on, "127.0.0.2", "olga", "falsch falsch")
+                .await
+                .0,
+        );
+    }
+    assert_eq!(statuses, [401, 401, 401, 401, 401, 429]);
+    let mut statuses = Vec::new();
+    for i in 0..6 {
+        let on = if i % 2 == 0 { &other } else { &app };
+        let wrong = format!("wrong-admin-token-{i}-0123456789abcdef");
+        statuses.push(admin_token_sign_in_from(on, "127.0.0.3", &wrong).await.0);
+    }
+    assert_eq!(statuses, [401, 401, 401, 401, 401, 429]);
+}
+
 #[tokio::test]
 async fn successful_sign_ins_never_count() {
     let app = default_limits_app().await;
