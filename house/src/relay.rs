@@ -1,8 +1,11 @@
 //! The house page's only way out: it calls the `horstHouse` binding with a JSON request, the
 //! house process performs the matching bridge-API call with its agent token, and answers with
 //! `window.__horstHouseReply(id, status, body, retryAfterMs)`. The page names an operation and its
-//! arguments, never a URL or a header, so a game that reached the binding could still only
-//! host its own table.
+//! arguments, never a URL or a header, so whatever called the binding could make only the
+//! house token's bridge calls, though on any of the house's tables (a session id is not
+//! checked against the page's own). The game never gets the binding: it goes into the page's
+//! session only (`table.rs`), and a sandboxed game frame runs as a target of its own (with
+//! Chromium 156 its `typeof horstHouse` is `"undefined"`).
 
 use std::time::{Duration, SystemTime};
 

@@ -9,16 +9,18 @@
     KEYS[2] agentkeys:all             zset of all self-service creations
     KEYS[3] signup:net:<network>      zset of sign-ups from this network
     KEYS[4] signup:all                zset of all sign-ups
-    KEYS[5] account:<name>            the new account hash
+    KEYS[5] signup:taken:<network>    zset of taken names this network was told of
+    KEYS[6] account:<name>            the new account hash
 
     ARGV[1] window, ms (every cap is rolling over it)
     ARGV[2] self-service cap per network
     ARGV[3] self-service cap in total
     ARGV[4] sign-up cap per network
     ARGV[5] sign-up cap in total
-    ARGV[6] a random member for the zsets
-    ARGV[7] name
-    ARGV[8] password (PHC string)
+    ARGV[6] taken-name answers per network
+    ARGV[7] a random member for the zsets
+    ARGV[8] name
+    ARGV[9] password (PHC string)
 
   Output:
     {'ok', now_ms}             created (or created by this very call already: a client on a
@@ -27,13 +29,16 @@
                                salted password hash no other call can have)
     {'network_cap', wait_ms}   this network's cap (either) is reached; room in wait_ms
     {'daily_cap', wait_ms}     a total cap (either) is reached; room in wait_ms
+    {'taken_cap', wait_ms}     this network was told of ARGV[6] taken names; room in wait_ms
     {'exists', 0}              the name is taken (by anyone, with or without a password);
-                               only said while the caps leave room
+                               only said while the caps leave room, and counted in
+                               KEYS[5]: a network learns of at most ARGV[6] taken names
+                               in a window
 ]]
 local now = now_ms()
 local window = tonumber(ARGV[1])
-local mine = redis.call('HMGET', KEYS[5], 'password', 'createdAtMs')
-if mine[1] == ARGV[8] then return {'ok', tonumber(mine[2])} end
+local mine = redis.call('HMGET', KEYS[6], 'password', 'createdAtMs')
+if mine[1] == ARGV[9] then return {'ok', tonumber(mine[2])} end
 -- The caps before the name: once they are spent, every answer is the cap, so sign-up is no
 -- oracle of which names exist. The caps' counts only read (sign_up_caps.lua; entries older
 -- than the window are trimmed after the first write): Redis at maxmemory refuses a script
@@ -41,12 +46,18 @@ if mine[1] == ARGV[8] then return {'ok', tonumber(mine[2])} end
 -- trim, or a full Redis would take the account (agent_create.lua likewise).
 local capped = sign_up_cap(now)
 if capped then return capped end
-if redis.call('EXISTS', KEYS[5]) == 1 then return {'exists', 0} end
+if redis.call('EXISTS', KEYS[6]) == 1 then
+  -- Counted (a resent run adds its own member again, not a second one).
+  redis.call('ZADD', KEYS[5], now, ARGV[7])
+  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now - window)
+  redis.call('PEXPIRE', KEYS[5], window)
+  return {'exists', 0}
+end
 for i = 1, 4 do
-  redis.call('ZADD', KEYS[i], now, ARGV[6])
+  redis.call('ZADD', KEYS[i], now, ARGV[7])
   redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - window)
   redis.call('PEXPIRE', KEYS[i], window)
 end
-redis.call('HSET', KEYS[5], 'name', ARGV[7], 'kind', 'human', 'trust', '0', 'blocked', '0',
-  'displayName', '', 'createdAtMs', now, 'password', ARGV[8])
+redis.call('HSET', KEYS[6], 'name', ARGV[8], 'kind', 'human', 'trust', '0', 'blocked', '0',
+  'displayName', '', 'createdAtMs', now, 'password', ARGV[9])
 return {'ok', now}

@@ -5,7 +5,8 @@
 -- caps' zsets first in their KEYS and the window and caps first in their ARGV, in the order
 -- their headers document.
 
--- {'network_cap', wait_ms} or {'daily_cap', wait_ms} if a cap is reached at `now`, else nil.
+-- {'network_cap', wait_ms}, {'daily_cap', wait_ms} or {'taken_cap', wait_ms} (the network was
+-- told of as many taken names as it may) if a cap is reached at `now`, else nil.
 -- Counts only read (entries older than the window are ignored).
 local function sign_up_cap(now)
   local window = tonumber(ARGV[1])
@@ -20,5 +21,7 @@ local function sign_up_cap(now)
   if count(KEYS[3]) >= tonumber(ARGV[4]) then return {'network_cap', wait(KEYS[3])} end
   if count(KEYS[2]) >= tonumber(ARGV[3]) then return {'daily_cap', wait(KEYS[2])} end
   if count(KEYS[4]) >= tonumber(ARGV[5]) then return {'daily_cap', wait(KEYS[4])} end
+  -- Taken names this network was told of: past their cap, sign-up is no oracle of names.
+  if count(KEYS[5]) >= tonumber(ARGV[6]) then return {'taken_cap', wait(KEYS[5])} end
   return nil
 end

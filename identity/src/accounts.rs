@@ -633,9 +633,12 @@ pub async fn list_accounts(
 }
 
 /// Validates an optional display name (1-30 characters after cleaning; not reserved; not a
-/// username).
+/// username). A refusal for equalling an account's name tells that the account exists: it
+/// is counted against `network`'s [`crate::people::TAKEN_NAMES_PER_NETWORK`], as sign-up's
+/// "taken" is.
 pub async fn clean_display_name(
     store: &Store,
+    network: &str,
     raw: Option<&str>,
 ) -> Result<Option<String>, IdentityError> {
     let Some(raw) = raw else { return Ok(None) };
@@ -660,6 +663,7 @@ pub async fn clean_display_name(
             .exists(store.key(&format!("account:{lower}")))
             .await?;
         if exists {
+            crate::people::count_taken_name(store, network).await?;
             return Err(IdentityError::Invalid(format!(
                 "displayName {name:?} equals a username; choose another"
             )));
@@ -733,9 +737,10 @@ pub async fn create_agent(
     match outcome.as_str() {
         "network_cap" => return Err(network_cap(wait_ms)),
         "daily_cap" => return Err(daily_cap(wait_ms)),
+        "taken_cap" => return Err(crate::people::taken_cap(wait_ms)),
         _ => {}
     }
-    let display = clean_display_name(store, display_name).await?;
+    let display = clean_display_name(store, &network, display_name).await?;
     let label = clean_label(label)?;
     for _ in 0..5 {
         let username = format!("agent-{}", random_hex(4)?);

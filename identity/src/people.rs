@@ -400,8 +400,8 @@ const SIGN_UP_CAPS: horst_store::script::LuaFile = lua!("lua/sign_up_caps.lua");
 static SIGN_UP: Script<(String, u64)> = Script::with_helpers(
     Decl {
         file: lua!("lua/sign_up.lua"),
-        keys: 5,
-        argv: Argv::Exactly(8),
+        keys: 6,
+        argv: Argv::Exactly(9),
         writes: Writes::Durable,
     },
     SIGN_UP_CAPS,
@@ -411,12 +411,20 @@ static SIGN_UP: Script<(String, u64)> = Script::with_helpers(
 static SIGN_UP_ROOM: Script<(String, u64)> = Script::with_helpers(
     Decl {
         file: lua!("lua/sign_up_room.lua"),
-        keys: 4,
-        argv: Argv::Exactly(5),
+        keys: 5,
+        argv: Argv::Exactly(6),
         writes: Writes::ReadOnly,
     },
     SIGN_UP_CAPS,
 );
+
+/// `lua/sign_up_taken.lua`: reply 1.
+static SIGN_UP_TAKEN: Script<i64> = Script::new(Decl {
+    file: lua!("lua/sign_up_taken.lua"),
+    keys: 1,
+    argv: Argv::Exactly(2),
+    writes: Writes::PrimaryOnly,
+});
 
 /// `lua/password_rehash.lua`: reply 1 (replaced) or 0 (the stored hash changed since).
 /// A rehash lost in a failover is made again at the next sign-in.
@@ -427,24 +435,32 @@ static PASSWORD_REHASH: Script<i64> = Script::new(Decl {
     writes: Writes::PrimaryOnly,
 });
 
-pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 5] {
+pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 6] {
     [
         &SIGN_UP,
         &SIGN_UP_ROOM,
+        &SIGN_UP_TAKEN,
         &PASSWORD_FIRST,
         &PASSWORD_REHASH,
         &CREDENTIALS_END,
     ]
 }
 
+/// Taken names one network is told of in 24 hours (rolling); past them its sign-ups are
+/// `network_cap`. Sign-up must say that a name is taken, so it is the one answer that tells
+/// which names exist: without a bound of its own a taken name spent none of the caps, and a
+/// network asked about names at its attempts' limit (10 a minute per address) all day.
+pub const TAKEN_NAMES_PER_NETWORK: u32 = 10;
+
 /// The caps' zsets of sign-ups from `network`, as sign_up.lua and sign_up_room.lua take
 /// them first in KEYS.
-fn cap_keys(store: &Store, network: &str) -> [String; 4] {
+fn cap_keys(store: &Store, network: &str) -> [String; 5] {
     [
         store.key(&format!("agentkeys:net:{network}")),
         store.key("agentkeys:all"),
         store.key(&format!("signup:net:{network}")),
         store.key("signup:all"),
+        store.key(&format!("signup:taken:{network}")),
     ]
 }
 
@@ -464,6 +480,7 @@ fn sign_up_reply(name: &str, outcome: &str, ms: u64) -> Result<u64, IdentityErro
             message: "horst has taken as many new accounts and agent keys as it may in 24 hours; try again later or ask the operator".into(),
             retry_after_seconds,
         }),
+        "taken_cap" => Err(taken_cap(ms)),
         other => Err(IdentityError::internal(format!("sign-up script: {other:?}"))),
     }
 }
@@ -485,8 +502,31 @@ pub(crate) async fn room(
         .arg(SELF_SERVICE_TOTAL)
         .arg(caps.per_network)
         .arg(caps.total)
+        .arg(TAKEN_NAMES_PER_NETWORK)
         .run()
         .await?)
+}
+
+/// The network was told of [`TAKEN_NAMES_PER_NETWORK`] taken names; room in `wait_ms`.
+pub(crate) fn taken_cap(wait_ms: u64) -> IdentityError {
+    IdentityError::Cap {
+        cap: crate::KeyCap::Network,
+        message: format!("your network was told of {TAKEN_NAMES_PER_NETWORK} taken names in 24 hours (sign-up's \"taken\", a self-service displayName equal to an account's name), and may make no new account or agent key until the oldest is a day old; try again later, or ask the operator"),
+        retry_after_seconds: wait_ms.div_ceil(1000).max(1),
+    }
+}
+
+/// Counts a taken name told to `network` by another answer than sign-up's (a self-service
+/// key's refused `displayName`) against [`TAKEN_NAMES_PER_NETWORK`].
+pub(crate) async fn count_taken_name(store: &Store, network: &str) -> Result<(), IdentityError> {
+    let _: i64 = SIGN_UP_TAKEN
+        .call(store)
+        .key(store.key(&format!("signup:taken:{network}")))
+        .arg(crate::accounts::SELF_SERVICE_WINDOW_MS)
+        .arg(crate::random_hex(8)?)
+        .run()
+        .await?;
+    Ok(())
 }
 
 /// Sign-up on `/account`: a new person (trust 0) with `password`, from `client`, within
@@ -513,6 +553,7 @@ pub async fn sign_up(
     let (outcome, ms) = room(store, &network, caps).await?;
     sign_up_reply(name, &outcome, ms)?;
     if auth.legacy_user_exists(name).await? {
+        count_taken_name(store, &network).await?;
         return Err(IdentityError::conflict(format!("the name {name} is taken")));
     }
     let hash = hash_password(password).await?;
@@ -526,6 +567,7 @@ pub async fn sign_up(
         .arg(SELF_SERVICE_TOTAL)
         .arg(caps.per_network)
         .arg(caps.total)
+        .arg(TAKEN_NAMES_PER_NETWORK)
         .arg(&member)
         .arg(name)
         .arg(&hash)
@@ -1125,6 +1167,7 @@ mod tests {
                     .arg(100u32)
                     .arg(1u32)
                     .arg(100u32)
+                    .arg(TAKEN_NAMES_PER_NETWORK)
                     .arg(member)
                     .arg(name)
                     .arg(format!("hash of {member}"))

@@ -1728,3 +1728,67 @@ async fn a_password_change_on_the_page_names_the_keys_that_stay_and_revokes_them
     let errors = tab.errors.lock().unwrap().clone();
     assert!(errors.is_empty(), "console errors {errors:#?}");
 }
+
+/// A sign-up from a network that was told of as many taken names as it may (or made as many
+/// accounts) is `network_cap`: the form says so in words, with the hours to wait and the way
+/// round it (the operator). It said "Etwas ist schiefgegangen", which tells nobody what to do.
+#[tokio::test]
+async fn the_sign_up_form_says_when_the_network_may_make_no_more_accounts() {
+    let app = spawn_app_with(|c| {
+        c.server.web_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/web").into();
+        c.gateway.sign_up = true;
+        // Not the attempts' limit (10 a minute): the network's cap is what the page says.
+        c.gateway.sign_in_per_ip_per_minute = 100;
+    })
+    .await;
+    app.person("wanderer", PASSWORD).await;
+    // Ten taken names asked about from the browser's own network (it connects from 127.0.0.1).
+    for _ in 0..horst_identity::people::TAKEN_NAMES_PER_NETWORK {
+        let r = app
+            .http
+            .post(app.url("/api/account/sign-up"))
+            .header("sec-fetch-site", "same-origin")
+            .json(&json!({ "name": "wanderer", "password": PASSWORD }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 409);
+    }
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &app.url("/account/")).await;
+    viewport(&tab, 390, 844).await;
+    tab.wait_for(
+        "!document.getElementById('signup-form').hidden",
+        "the sign-up form",
+        LONG,
+    )
+    .await;
+    fill(&tab, "#signup-name", "bergfink").await;
+    fill(&tab, "#signup-password", PASSWORD).await;
+    fill(&tab, "#signup-repeat", PASSWORD).await;
+    tab.eval("document.getElementById('signup-form').requestSubmit()")
+        .await;
+    let said = tab
+        .wait_for(
+            "document.getElementById('signup-error').textContent",
+            "the sign-up's refusal",
+            LONG,
+        )
+        .await;
+    let said = said.as_str().unwrap_or_default();
+    assert!(
+        said.contains("deinem Netz") && said.contains("24 Stunden") && said.contains("Betreiber"),
+        "{said}"
+    );
+    tab.eval("document.getElementById('signup-error').scrollIntoView({ block: 'center' })")
+        .await;
+    screenshot(&tab, "account-sign-up-network-cap-390").await;
+    // The browser logs the refused request itself; nothing else.
+    let errors = tab.errors.lock().unwrap().clone();
+    assert!(
+        errors
+            .iter()
+            .all(|e| e.contains("status of 429") && e.contains("/api/account/sign-up")),
+        "console errors {errors:#?}"
+    );
+}

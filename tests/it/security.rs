@@ -134,6 +134,37 @@ async fn nobody_can_lock_a_person_out_of_their_own_address() {
         .any(|e| e.action == "sign_in" && e.who == "127.0.0.1" && e.detail["via"] == "account"));
 }
 
+/// The sign-in limits count in Redis, so a guesser gains nothing by spreading guesses over
+/// the API processes behind a load balancer: a name's failures from one address, sent to two
+/// processes in turn, wait after the same 5 as on one, and so do admin-token guesses.
+#[tokio::test]
+async fn sign_in_limits_hold_across_api_processes() {
+    let app = default_limits_app().await;
+    let other = crate::harness::spawn_app_beside(&app, |c| {
+        c.gateway.admin_token = ADMIN_TOKEN.into();
+    })
+    .await;
+    app.person("olga", PASSWORD).await;
+    let mut statuses = Vec::new();
+    // Six in all: the sixth comes within the first wait (1 s) of the fifth failure.
+    for i in 0..6 {
+        let on = if i % 2 == 0 { &app } else { &other };
+        statuses.push(
+            sign_in_from(on, "127.0.0.2", "olga", "falsch falsch")
+                .await
+                .0,
+        );
+    }
+    assert_eq!(statuses, [401, 401, 401, 401, 401, 429]);
+    let mut statuses = Vec::new();
+    for i in 0..6 {
+        let on = if i % 2 == 0 { &other } else { &app };
+        let wrong = format!("wrong-admin-token-{i}-0123456789abcdef");
+        statuses.push(admin_token_sign_in_from(on, "127.0.0.3", &wrong).await.0);
+    }
+    assert_eq!(statuses, [401, 401, 401, 401, 401, 429]);
+}
+
 #[tokio::test]
 async fn successful_sign_ins_never_count() {
     let app = default_limits_app().await;
@@ -1288,6 +1319,71 @@ async fn sign_up_attempts_from_one_ipv6_prefix_share_their_limit() {
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 201);
+}
+
+/// Sign-up says when a name is taken (a person must learn it to choose another), and a
+/// self-service key refuses a `displayName` that equals an account's name: the two answers
+/// that tell which names exist. Neither spent anything of the caps, so a network that never
+/// signed anyone up could ask about names without end: at its attempts' limit on sign-up (10
+/// a minute per address, each answer after an Argon2 hash), at the general 120 a minute on
+/// `/api/agent-keys`. Now a network's taken-name answers of both count together: past 10 in
+/// 24 hours its sign-ups and self-service keys are `network_cap`, taken name or not.
+#[tokio::test]
+async fn one_network_learns_of_a_bounded_number_of_taken_names() {
+    let app = spawn_app_with(|c| {
+        c.gateway.sign_up = true;
+        c.gateway.self_service_keys = true;
+        // Not the attempts' limit: the caps are what is looked at here.
+        c.gateway.sign_in_per_ip_per_minute = 100;
+    })
+    .await;
+    for name in ["olga", "fuchs"] {
+        app.person(name, PASSWORD).await;
+    }
+    let agent_key = async |ip: &str, display: &str| -> (u16, String) {
+        let r = client_from(ip)
+            .post(app.url("/api/agent-keys"))
+            .json(&json!({ "displayName": display }))
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let body: Value = r.json().await.unwrap_or(Value::Null);
+        (status, body["code"].as_str().unwrap_or("").to_string())
+    };
+    let mut answers = Vec::new();
+    for i in 0..7 {
+        let taken = if i % 2 == 0 { "olga" } else { "fuchs" };
+        let (status, body) = sign_up_from(&app, "127.0.0.1", taken, PASSWORD).await;
+        answers.push((status, body["code"].as_str().unwrap_or("").to_string()));
+        answers.push(agent_key("127.0.0.1", if i % 2 == 0 { "Fuchs" } else { "OLGA" }).await);
+    }
+    let told = answers
+        .iter()
+        .filter(|(s, _)| *s == 409 || *s == 400)
+        .count();
+    assert_eq!(told, 10, "{answers:?}");
+    assert!(
+        answers[10..]
+            .iter()
+            .all(|(s, c)| *s == 429 && c == "network_cap"),
+        "{answers:?}"
+    );
+    // The network's next sign-up and key wait too, whatever the name; another network's
+    // do not.
+    let (status, body) = sign_up_from(&app, "127.0.0.2", "dachs", PASSWORD).await;
+    assert_eq!((status, body["code"].as_str()), (429, Some("network_cap")));
+    assert_eq!(
+        agent_key("127.0.0.2", "Dachs").await,
+        (429, "network_cap".to_string())
+    );
+    let (status, body) = sign_up_from(&app, "127.0.1.1", "dachs", PASSWORD).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(agent_key("127.0.1.1", "Luchs").await.0, 201);
+    // A day later the network may ask again.
+    app.store.set_clock_offset_ms(24 * 3600 * 1000 + 1000);
+    let (status, body) = sign_up_from(&app, "127.0.0.1", "luchs", PASSWORD).await;
+    assert_eq!(status, 201, "{body}");
 }
 
 /// A sign-in whose password was checked before the password changed (or the account was

@@ -53,6 +53,11 @@ function explain(res, context) {
     case "blocked": return "Dieses Konto ist gesperrt. Wende dich an den Betreiber.";
     case "burst": return `Zu viele Versuche. Bitte warte ${res.retryAfter || 60} Sekunden und versuche es dann noch einmal.`;
     case "sign_up_closed": return "Die Selbstanmeldung ist geschlossen; neue Konten legt der Betreiber an.";
+    // The caps of a day (rolling 24 hours); Retry-After says when there is room again.
+    case "network_cap":
+      return `Aus deinem Netz sind in den letzten 24 Stunden so viele Konten angelegt oder vergebene Namen erfragt worden, wie erlaubt sind. Versuche es in ${waitHours(res)} noch einmal oder bitte den Betreiber um ein Konto.`;
+    case "daily_cap":
+      return `horst hat in den letzten 24 Stunden so viele neue Konten angenommen, wie erlaubt sind. Versuche es in ${waitHours(res)} noch einmal oder bitte den Betreiber um ein Konto.`;
     case "conflict":
       return context === "key"
         ? "Du hast schon 5 aktive Schlüssel. Widerrufe zuerst einen."
@@ -127,6 +132,13 @@ function dateText(iso) {
 }
 
 /** Seconds to wait before asking again: the answer's Retry-After, 2 to 60, else 5. */
+/** A cap's Retry-After as the page says it: whole hours, rounded up ("1 Stunde", "5 Stunden"). */
+function waitHours(res) {
+  const s = Number.parseInt(res.retryAfter, 10);
+  const h = Number.isFinite(s) && s > 0 ? Math.ceil(s / 3600) : 24;
+  return h === 1 ? "1 Stunde" : `${h} Stunden`;
+}
+
 function retrySeconds(res) {
   const n = Number.parseInt(res.retryAfter, 10);
   return Number.isFinite(n) ? Math.min(60, Math.max(2, n)) : 5;
