@@ -92,6 +92,10 @@
 //!   outcome, and in a game that is not turn-based the same action with the `turn` of an
 //!   applied one is refused `409 stale_turn` (taken, it was a second move). With no `turn`
 //!   and no key a resend cannot be told from the same move made again: it is taken.
+//! - **Outcomes of earlier actions.** The record keeps each player's latest action only. A
+//!   `POST /action?wait` about an action its player has moved past (resolved, then another
+//!   accepted: [`Session::action_superseded`]) is answered from the event log
+//!   ([`Session::logged_outcome`]), not as `pending` for the rest of its wait.
 //! - **Retries of `/ops`.** An optional `batchId` (horst's addition): a batch carrying the
 //!   id of the session's last applied batch (`last_batch_id`; the contract allows one `/ops`
 //!   in flight per host, so the last is enough) is answered as applied without being applied

@@ -272,3 +272,31 @@ fn a_resent_batch_is_applied_once_and_a_refused_one_is_not_remembered() {
         .changed
     );
 }
+
+/// An action the player moved past (resolved, then another accepted) is no longer the
+/// record's latest: `action_outcome` cannot say, `action_superseded` tells it apart from a
+/// pending one, and the event log keeps what became of it.
+#[test]
+fn an_action_the_player_moved_past_is_told_from_a_pending_one() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let first = g.act(&a);
+    assert!(!g.s.action_superseded(&a, &first));
+    assert_eq!(g.s.logged_outcome(&a, &first), None, "still pending");
+    g.poll();
+    g.ops(json!([{"op": "reject", "playerId": a, "reason": "no", "actionId": first}]));
+    let second = g.act(&a);
+    assert!(g.s.action_superseded(&a, &first));
+    assert!(!g.s.action_superseded(&a, &second));
+    assert_eq!(
+        g.s.logged_outcome(&a, &first),
+        Some((ActionStatus::Rejected, json!("no")))
+    );
+    g.poll();
+    g.turn_to(&b);
+    assert_eq!(
+        g.s.logged_outcome(&a, &second),
+        Some((ActionStatus::Applied, Value::Null))
+    );
+    assert_eq!(g.s.logged_outcome(&b, &second), None, "another player's id");
+}
