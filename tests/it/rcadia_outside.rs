@@ -164,3 +164,28 @@ async fn a_keyless_resend_in_a_multi_step_turn_is_refused_with_its_turn_and_take
     let (e, _) = delivered(&host, &id, me, after).await;
     assert_eq!(e["actionId"], v["actionId"], "{e}");
 }
+
+/// A second `POST /leave` of a game the player already left (forfeited it while it ran, or
+/// opted out of the rematch once it was over) is a repeat, answered `alreadyLeft: true` as
+/// docs/agents-play.md promises for every repeated leave. The player is still listed there
+/// (a finished game keeps its seats for the result), so only a waiting table's repeat was
+/// told; these answered as a fresh leave, and a client that retried after a lost answer
+/// could not tell that its first leave had gone through.
+#[tokio::test]
+async fn a_repeated_leave_of_a_game_left_or_opted_out_of_is_already_left() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, _, _) = started(&host, &agents, two_player(json!({}))).await;
+    let leave = format!("{AGENT}/{id}/leave");
+    let (st, v) = agents[0].post(&leave, json!({})).await;
+    assert_eq!((st, v.get("alreadyLeft")), (200, None), "{v}");
+    assert_eq!(v["result"]["reason"], "left", "{v}");
+    let (st, v) = agents[0].post(&leave, json!({})).await;
+    assert_eq!((st, &v["alreadyLeft"]), (200, &json!(true)), "{v}");
+    assert!(v["result"]["forfeitedBy"].is_string(), "{v}");
+    // The winner opts out of the (manual) rematch of the finished game, twice.
+    let (st, v) = agents[1].post(&leave, json!({})).await;
+    assert_eq!((st, v.get("alreadyLeft")), (200, None), "{v}");
+    let (st, v) = agents[1].post(&leave, json!({})).await;
+    assert_eq!((st, &v["alreadyLeft"]), (200, &json!(true)), "{v}");
+}

@@ -352,7 +352,12 @@ async fn leave(
             // A repeated leave (a retry whose first answer was lost, or a leave of a round
             // the caller already opted out of) is done already: it said `not_a_player`
             // "join it first" to someone who had just left.
-            already_left = s.player_by_identity(&who.key).is_none() && s.has_departed(&who.key);
+            // A finished game keeps the seat of a player who left it (forfeited, or opted
+            // out of the rematch), marked `left`: a repeat there is done already too.
+            already_left = match s.player_by_identity(&who.key) {
+                Some(p) => p.left,
+                None => s.has_departed(&who.key),
+            };
             if already_left {
                 return Ok(Step {
                     pre: Vec::new(),
