@@ -231,3 +231,60 @@ async fn an_unconfirmed_move_the_game_moves_on_from_is_applied() {
     );
     assert_eq!(s["strikes"], 0, "{s}");
 }
+
+/// The one answer `POST /action?wait` has when the event log no longer holds the outcome of
+/// an action the player moved past (more than the session's 500 kept events since, in
+/// one write here): `409 outcome_unknown` saying where to go on from, never `pending`.
+#[tokio::test]
+async fn an_outcome_the_event_log_dropped_is_outcome_unknown() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
+    let (me, other) = (&pids[0], &pids[1]);
+    host.give_turn(&id, me, json!(["step"])).await;
+    let (agent, path) = (agents[0].clone(), format!("{AGENT}/{id}/action?wait=10"));
+    let waiting = tokio::spawn(async move { agent.post(&path, json!({ "action": "step" })).await });
+    delivered(&host, &id, me, after).await;
+    // The game moves the turn back and forth 300 times (a turn event each), ending on this
+    // player, whose next action is accepted in the same write.
+    let publish = |pid: &str| Event::PublishOps {
+        ops: Op::parse_batch(
+            &json!({ "ops": [{ "op": "legal_actions", "playerId": pid, "actions": ["step"] }] }),
+        )
+        .expect("ops"),
+        batch_id: None,
+    };
+    let mut pre = Vec::new();
+    for _ in 0..300 {
+        pre.push(publish(other));
+        pre.push(publish(me));
+    }
+    app.rcadia
+        .apply(&id, |_| {
+            Ok(Step {
+                pre: pre.clone(),
+                main: Some(Event::Action {
+                    player_id: me.to_string(),
+                    action: json!("step"),
+                    turn: None,
+                    action_id: "a_00000000000000f3".into(),
+                    idempotency_key: None,
+                }),
+            })
+        })
+        .await
+        .expect("600 publishes and the next action");
+    let (st, v) = waiting.await.expect("the waiting request");
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (409, Some("outcome_unknown")),
+        "{v}"
+    );
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("GET /state"),
+        "{v}"
+    );
+}
