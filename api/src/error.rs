@@ -70,6 +70,9 @@ pub enum ApiCode {
     UnknownGame,
     /// A seek while another seek of the same identity still waits.
     SeekInProgress,
+    /// `POST /action?wait`: the action was resolved before the player's later one and its
+    /// outcome is no longer in the session's event log.
+    OutcomeUnknown,
     InternalError,
 }
 
@@ -89,7 +92,7 @@ impl ApiCode {
             | ApiCode::SignUpClosed
             | ApiCode::Reauthenticate => StatusCode::FORBIDDEN,
             ApiCode::NotFound | ApiCode::UnknownGame => StatusCode::NOT_FOUND,
-            ApiCode::SeekInProgress => StatusCode::CONFLICT,
+            ApiCode::SeekInProgress | ApiCode::OutcomeUnknown => StatusCode::CONFLICT,
             ApiCode::Method => StatusCode::METHOD_NOT_ALLOWED,
             ApiCode::ServerRestarted => StatusCode::GONE,
             ApiCode::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
@@ -129,6 +132,7 @@ impl ApiCode {
             ApiCode::NoTable => "no_table",
             ApiCode::UnknownGame => "unknown_game",
             ApiCode::SeekInProgress => "seek_in_progress",
+            ApiCode::OutcomeUnknown => "outcome_unknown",
             ApiCode::InternalError => "internal_error",
         }
     }

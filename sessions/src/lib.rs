@@ -92,6 +92,10 @@
 //!   outcome, and in a game that is not turn-based the same action with the `turn` of an
 //!   applied one is refused `409 stale_turn` (taken, it was a second move). With no `turn`
 //!   and no key a resend cannot be told from the same move made again: it is taken.
+//! - **Outcomes of earlier actions.** The record keeps each player's latest action only. A
+//!   `POST /action?wait` about an action its player has moved past (resolved, then another
+//!   accepted: [`Session::action_superseded`]) is answered from the event log
+//!   ([`Session::logged_outcome`]), not as `pending` for the rest of its wait.
 //! - **Retries of `/ops`.** An optional `batchId` (horst's addition): a batch carrying the
 //!   id of the session's last applied batch (`last_batch_id`; the contract allows one `/ops`
 //!   in flight per host, so the last is enough) is answered as applied without being applied
@@ -106,7 +110,9 @@
 //!   refused (400). A `reject` with an `actionId` resolves that pending action; without one
 //!   (v1 games) it resolves whatever the player has pending with the game. A rejection of an
 //!   action already reported `unconfirmed` turns its `lastAction` into `rejected` (the truth
-//!   arrived late). Every rejection is listed for the turn (the latest 50), once: a reject
+//!   arrived late); so does the game moving on from its turn (the turn advances while its
+//!   player sent nothing newer): it was applied, late, and its player's strikes are cleared.
+//!   Every rejection is listed for the turn (the latest 50), once: a reject
 //!   naming an action already rejected (a resent or repeated answer) or applied is accepted
 //!   and changes nothing. A rejection's
 //!   `reason` is for the rejected player only: `/events` shows other players `reason: null`

@@ -272,7 +272,8 @@ impl Session {
         }
     }
 
-    /// Where an accepted action stands. An id this player no longer tracks counts as pending.
+    /// Where an accepted action stands. An id this player no longer tracks counts as pending
+    /// (see [`Session::action_superseded`] for the one kind that is not).
     pub fn action_outcome(&self, player_id: &str, action_id: &str) -> (ActionStatus, Value) {
         let Some(p) = self.player(player_id) else {
             return (ActionStatus::Pending, Value::Null);
@@ -281,6 +282,35 @@ impl Session {
             Some(la) if la.action_id == action_id => (la.status, la.reason.clone()),
             _ => (ActionStatus::Pending, Value::Null),
         }
+    }
+
+    /// Whether the player's latest action is another one than `action_id`, an action of
+    /// theirs accepted earlier: then `action_id` was resolved (a player has one pending action
+    /// at a time, so a later one is accepted only after it), and only the record's latest
+    /// action is kept, so its outcome is in the event log ([`Session::logged_outcome`]).
+    pub fn action_superseded(&self, player_id: &str, action_id: &str) -> bool {
+        self.player(player_id)
+            .and_then(|p| p.last_action.as_ref())
+            .is_some_and(|la| la.action_id != action_id)
+    }
+
+    /// The outcome of `player_id`'s action `action_id` as the event log (attached with
+    /// [`Session::attach_event_log`]) recorded it, its latest word first; `None` when the log
+    /// holds no outcome of it (it was resolved more than the kept events ago).
+    pub fn logged_outcome(
+        &self,
+        player_id: &str,
+        action_id: &str,
+    ) -> Option<(ActionStatus, Value)> {
+        self.events.iter().rev().find_map(|e| {
+            let ours =
+                e["type"] == "action" && e["playerId"] == player_id && e["actionId"] == action_id;
+            if !ours {
+                return None;
+            }
+            let status = serde_json::from_value::<ActionStatus>(e["status"].clone()).ok()?;
+            (status != ActionStatus::Pending).then(|| (status, e["reason"].clone()))
+        })
     }
 
     /// The game just ended and `autoRematch` will open the next round, but the I/O layer has

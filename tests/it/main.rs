@@ -73,6 +73,7 @@ mod rcadia_memory;
 mod rcadia_metrics;
 mod rcadia_multi;
 mod rcadia_odd_clients;
+mod rcadia_outside;
 mod rcadia_pages;
 mod rcadia_series;
 mod rcadia_skill;

@@ -286,9 +286,27 @@ async fn action(
         .rcadia
         .wait_from(sub, &id, a.session, wait, |s| {
             s.action_outcome(&pid, &action_id).0 != ActionStatus::Pending
+                || s.action_superseded(&pid, &action_id)
         })
         .await?;
     let mut v = s.action_response(&pid, &action_id, turn);
+    if s.action_superseded(&pid, &action_id) {
+        // The player acted again meanwhile (another connection, a client whose own timeout
+        // was shorter than `wait`) and the wait never saw this action's outcome in the
+        // record, which keeps the latest action only: it was answered `pending` after the
+        // whole wait, for an action the game had long applied. The event log has it.
+        let logged = state.rcadia.load_with_events(&id).await?;
+        let Some((outcome, reason)) = logged.logged_outcome(&pid, &action_id) else {
+            return Err(ApiError::new(
+                ApiCode::OutcomeUnknown,
+                format!(
+                    "your action {action_id} was resolved before your later action and its outcome is older than the events this session keeps; go on from GET /state (lastAction is your latest action)"
+                ),
+            ));
+        };
+        v.outcome = outcome;
+        v.reason = (outcome == ActionStatus::Rejected).then_some(reason);
+    }
     v.snapshot = snapshot(&s, &pid);
     Ok(Json(v))
 }
@@ -334,7 +352,12 @@ async fn leave(
             // A repeated leave (a retry whose first answer was lost, or a leave of a round
             // the caller already opted out of) is done already: it said `not_a_player`
             // "join it first" to someone who had just left.
-            already_left = s.player_by_identity(&who.key).is_none() && s.has_departed(&who.key);
+            // A finished game keeps the seat of a player who left it (forfeited, or opted
+            // out of the rematch), marked `left`: a repeat there is done already too.
+            already_left = match s.player_by_identity(&who.key) {
+                Some(p) => p.left,
+                None => s.has_departed(&who.key),
+            };
             if already_left {
                 return Ok(Step {
                     pre: Vec::new(),

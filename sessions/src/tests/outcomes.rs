@@ -272,3 +272,83 @@ fn a_resent_batch_is_applied_once_and_a_refused_one_is_not_remembered() {
         .changed
     );
 }
+
+/// An action the player moved past (resolved, then another accepted) is no longer the
+/// record's latest: `action_outcome` cannot say, `action_superseded` tells it apart from a
+/// pending one, and the event log keeps what became of it.
+#[test]
+fn an_action_the_player_moved_past_is_told_from_a_pending_one() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let first = g.act(&a);
+    assert!(!g.s.action_superseded(&a, &first));
+    assert_eq!(g.s.logged_outcome(&a, &first), None, "still pending");
+    g.poll();
+    g.ops(json!([{"op": "reject", "playerId": a, "reason": "no", "actionId": first}]));
+    let second = g.act(&a);
+    assert!(g.s.action_superseded(&a, &first));
+    assert!(!g.s.action_superseded(&a, &second));
+    assert_eq!(
+        g.s.logged_outcome(&a, &first),
+        Some((ActionStatus::Rejected, json!("no")))
+    );
+    g.poll();
+    g.turn_to(&b);
+    assert_eq!(
+        g.s.logged_outcome(&a, &second),
+        Some((ActionStatus::Applied, Value::Null))
+    );
+    assert_eq!(g.s.logged_outcome(&b, &second), None, "another player's id");
+}
+
+/// An action called `unconfirmed` (the game said nothing for 15 s) that the game then moves
+/// on from (it publishes the next player's turn, with no newer action of this player) was
+/// applied, late: the contract's "applied when the host publishes the next turn". It stayed
+/// `unconfirmed` for good, and the strikes its player had stayed too, though an applied
+/// action is what clears them: the next timeout forfeited a player whose move the game took.
+#[test]
+fn an_unconfirmed_action_the_game_moves_on_from_is_applied_late() {
+    let (mut g, a, b) = Game::started(config(json!({"turnTimeout": 60, "maxTurnTimeouts": 3})));
+    g.turn_to(&a);
+    g.advance(60_000);
+    assert_eq!(g.s.player(&a).unwrap().strikes, 1);
+    let id = g.act(&a);
+    g.poll();
+    g.advance(15_000);
+    assert_eq!(g.s.action_outcome(&a, &id).0, ActionStatus::Unconfirmed);
+    g.turn_to(&b);
+    assert_eq!(g.s.action_outcome(&a, &id).0, ActionStatus::Applied);
+    assert_eq!(
+        g.s.player(&a).unwrap().strikes,
+        0,
+        "an applied action clears strikes"
+    );
+    assert_eq!(
+        g.s.logged_outcome(&a, &id),
+        Some((ActionStatus::Applied, Value::Null))
+    );
+    // Only the turn it was sent on: moving on again changes nothing.
+    let at = g.snap(&a)["lastAction"]["at"].clone();
+    g.advance(1_000);
+    g.turn_to(&a);
+    assert_eq!(g.snap(&a)["lastAction"]["at"], at);
+}
+
+/// An unconfirmed action whose player sent a newer one is no longer the one the game moved
+/// on from: the newer one is applied, the older stays unconfirmed.
+#[test]
+fn an_unconfirmed_action_followed_by_a_newer_one_stays_unconfirmed() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let first = g.act(&a);
+    g.poll();
+    g.advance(15_000);
+    let second = g.act(&a);
+    g.poll();
+    g.turn_to(&b);
+    assert_eq!(g.s.action_outcome(&a, &second).0, ActionStatus::Applied);
+    assert_eq!(
+        g.s.logged_outcome(&a, &first),
+        Some((ActionStatus::Unconfirmed, Value::Null))
+    );
+}
