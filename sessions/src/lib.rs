@@ -110,9 +110,7 @@
 //!   refused (400). A `reject` with an `actionId` resolves that pending action; without one
 //!   (v1 games) it resolves whatever the player has pending with the game. A rejection of an
 //!   action already reported `unconfirmed` turns its `lastAction` into `rejected` (the truth
-//!   arrived late); so does the game moving on from its turn (the turn advances while its
-//!   player sent nothing newer): it was applied, late, and its player's strikes are cleared.
-//!   Every rejection is listed for the turn (the latest 50), once: a reject
+//!   arrived late). Every rejection is listed for the turn (the latest 50), once: a reject
 //!   naming an action already rejected (a resent or repeated answer) or applied is accepted
 //!   and changes nothing. A rejection's
 //!   `reason` is for the rejected player only: `/events` shows other players `reason: null`

@@ -190,48 +190,6 @@ async fn a_repeated_leave_of_a_game_left_or_opted_out_of_is_already_left() {
     assert_eq!((st, &v["alreadyLeft"]), (200, &json!(true)), "{v}");
 }
 
-/// A move the game was slow to answer (`unconfirmed` after `sessions.unconfirmed_seconds`)
-/// and then moved on from (the next player's turn published) was applied, late, as the
-/// contract's "applied when the host publishes the next turn" says: `lastAction` says so,
-/// and the strike its player had is cleared. It stayed `unconfirmed`, and an agent that
-/// trusted it took its move for lost; the strike stayed, one timeout from a forfeit.
-#[tokio::test]
-async fn an_unconfirmed_move_the_game_moves_on_from_is_applied() {
-    let app = app_with(|c| c.sessions.unconfirmed_seconds = 1).await;
-    let (host, agents) = cast(&app, 2).await;
-    // Strikes to spare: a slow machine may strike again before the game moves on.
-    let config = two_player(json!({ "turnTimeout": 1, "maxTurnTimeouts": 6 }));
-    let (id, pids, after) = started(&host, &agents, config).await;
-    host.give_turn(&id, &pids[0], json!(["x"])).await;
-    // The warning strike (a 1 s turn; generous margins: CI shares two cores).
-    let t0 = Instant::now();
-    let mut s = agents[0].state(&id, 0.0).await;
-    while s["strikes"] == 0 && t0.elapsed() < Duration::from_secs(20) {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        s = agents[0].state(&id, 0.0).await;
-    }
-    assert_eq!(
-        (s["strikes"].as_u64(), s["yourTurn"].as_bool()),
-        (Some(1), Some(true)),
-        "{s}"
-    );
-    let turn = s["turn"].as_u64().expect("turn");
-    let (st, v) = agents[0].act(&id, json!("x"), turn).await;
-    assert_eq!(st, 200, "{v}");
-    // Delivered, then silence: unconfirmed a second later.
-    delivered(&host, &id, &pids[0], after).await;
-    let s = agents[0].state(&id, 5.0).await;
-    assert_eq!(s["lastAction"]["status"], "unconfirmed", "{s}");
-    host.give_turn(&id, &pids[1], json!(["y"])).await;
-    let s = agents[0].state(&id, 0.0).await;
-    assert_eq!(
-        (&s["lastAction"]["actionId"], &s["lastAction"]["status"]),
-        (&v["actionId"], &json!("applied")),
-        "{s}"
-    );
-    assert_eq!(s["strikes"], 0, "{s}");
-}
-
 /// The one answer `POST /action?wait` has when the event log no longer holds the outcome of
 /// an action the player moved past (more than the session's 500 kept events since, in
 /// one write here): `409 outcome_unknown` saying where to go on from, never `pending`.

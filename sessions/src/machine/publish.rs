@@ -225,30 +225,6 @@ impl Session {
     }
 
     fn advance_turn(&mut self, t: u64) {
-        // A delivered action called unconfirmed (the game was silent for `unconfirmed_ms`)
-        // whose player sent nothing since: the game moving on from its turn is the
-        // contract's "applied" (the next turn published), late. It stayed unconfirmed, and
-        // its player's strikes stayed, which only an applied action clears. Before the
-        // loop below, which marks this turn's held actions unconfirmed (never delivered).
-        let leaving = self.turn;
-        for i in 0..self.players.len() {
-            let p = &mut self.players[i];
-            let late = p.pending.is_none()
-                && p.last_action
-                    .as_ref()
-                    .is_some_and(|la| la.status == ActionStatus::Unconfirmed && la.turn == leaving);
-            if let (true, Some(la)) = (late, p.last_action.as_mut()) {
-                la.status = ActionStatus::Applied;
-                la.at_ms = t;
-                p.strikes = 0;
-                let (pid, aid) = (p.player_id.clone(), la.action_id.clone());
-                self.push_event(
-                    t,
-                    "action",
-                    json!({ "playerId": pid, "actionId": aid, "turn": leaving, "status": "applied", "reason": Value::Null }),
-                );
-            }
-        }
         self.turn += 1;
         for i in 0..self.players.len() {
             let Some(pa) = &self.players[i].pending else {
