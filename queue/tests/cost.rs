@@ -220,6 +220,23 @@ async fn jobs_cost(write_previous_forms: bool) -> Cost {
     let (per_job, by) = horst_testkit::commands_per_item(&before, &after, JOBS);
     let hgetall =
         after.get("hgetall").copied().unwrap_or(0) - before.get("hgetall").copied().unwrap_or(0);
+    // Every job but the first was handed to the idle slot (admit.lua's hand-off writes the
+    // record too): in the form asked for.
+    let fields: Vec<String> = redis::cmd("HKEYS")
+        .arg(format!("cost:job:{last}"))
+        .query_async(&mut probe)
+        .await
+        .unwrap();
+    assert_eq!(
+        fields.iter().any(|f| f == PACKED_FIELD),
+        !write_previous_forms,
+        "a handed job's record: {fields:?}"
+    );
+    assert_eq!(
+        fields.iter().any(|f| f == "account"),
+        write_previous_forms,
+        "a handed job's record: {fields:?}"
+    );
     let record_bytes: i64 = redis::cmd("MEMORY")
         .arg("USAGE")
         .arg(format!("cost:job:{last}"))
