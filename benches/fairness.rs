@@ -348,18 +348,13 @@ async fn scenario(name: &str, extra: &[(&str, &str)], seconds: u64) -> Report {
         .unwrap_or_default();
     let mut starts = Vec::new();
     for id in ids {
-        let (kind, account, created, started): (
-            Option<String>,
-            Option<String>,
-            Option<u64>,
-            Option<u64>,
-        ) = redis::cmd("HMGET")
-            .arg(&id)
-            .arg(&["kind", "account", "created", "started"])
-            .query_async(&mut conn)
+        // Either form of the record (the packed one's fields too).
+        let f = horst_queue::job_fields(&mut conn, &id, &["kind", "account", "created", "started"])
             .await
-            .unwrap_or((None, None, None, None));
-        if let (Some(k), Some(a), Some(c), Some(s)) = (kind, account, created, started) {
+            .unwrap_or_default();
+        let at = |i: usize| f.get(i).cloned().flatten();
+        let num = |i: usize| at(i).and_then(|v| v.parse::<u64>().ok());
+        if let (Some(k), Some(a), Some(c), Some(s)) = (at(0), at(1), num(2), num(3)) {
             if k == "playtest" {
                 starts.push((a, c, s));
             }

@@ -253,6 +253,11 @@ pub struct QueueConfig {
     pub input_bytes_per_day: u64,
     /// The same per account and UTC day (`quota`, scope `owner`, limit `input_bytes`).
     pub input_bytes_per_account_day: u64,
+    /// Write queued job records in the form the previous release reads (every field by
+    /// name, where this release packs the fields written once into one), for a rolling
+    /// upgrade: set it on the new processes until no worker or API process of the previous
+    /// release serves this Redis any more, then turn it off. Every form is read either way.
+    pub write_previous_forms: bool,
 }
 
 impl QueueConfig {
@@ -279,6 +284,7 @@ impl Default for QueueConfig {
             idempotency_retention_hours: 48,
             input_bytes_per_day: 64 << 20,
             input_bytes_per_account_day: 16 << 20,
+            write_previous_forms: false,
         }
     }
 }

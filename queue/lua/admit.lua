@@ -69,6 +69,12 @@
     ARGV[34] the latest server time (ms) this call may run at, or 0 for no bound: the
              caller stops waiting for the answer then. Past it the call takes nothing and
              answers 'late' (below)
+    ARGV[35] '1': write the record in the previous release's form, every field by name
+             (`queue.write_previous_forms`, for a rolling upgrade: that release's claim,
+             reap and readers read only names); '': the fields written once (id, kind,
+             account, trust, fp, idem, input, created, deadline, exec_ms, reserved, day,
+             waiter, request) packed into one, `p` (helpers.lua's PACKED_AT), which every
+             reader of this release reads, as it reads the named form
 
   Handing: when nothing waits in the lanes (so no job is passed over) and the idle slot
   popped refreshed its entry within ARGV[33], the job is claimed for that slot here, as
@@ -283,8 +289,10 @@ if cap > 0 then
     local free = {}
     local last = 0
     for _, id in ipairs(redis.call('ZRANGE', KEYS[10], 0, -1)) do
+      -- Its limit from the packed record (helpers.lua's PACKED_AT: the 6th) when it has one.
       local r = redis.call('HMGET', group_key(KEYS[11], 'job:', id), 'state', 'started',
-        'exec_ms', 'pool')
+        'exec_ms', 'pool', 'p')
+      if r[5] and not r[3] then r[3] = select(6, cmsgpack.unpack(r[5])) end
       if r[1] == 'running' and (r[4] or pool) == pool then
         local started, limit = tonumber(r[2]), tonumber(r[3])
         local e = now + exec
@@ -454,11 +462,21 @@ end
 -- the day's hashes). Its completion writes a value over 64 bytes (the result, a failure), so
 -- Redis would convert it then anyway; kept as a listpack until then, each field its claim and
 -- completion read or write was a scan of the list, and the conversion copied every field:
--- about 56,000 instructions a job more (callgrind). An input over 64 bytes converts it
--- already: then the pair is the id again, and the record holds no field more.
-local pad_f, pad_v = 'id', jid
-if #input <= 64 then pad_f, pad_v = HASH_TABLE_FIELD, HASH_TABLE_VALUE end
+-- about 56,000 instructions a job more (callgrind). A value over 64 bytes converts it
+-- already (the packed fields, with the fingerprint's 64 alone; or the input): then the pair
+-- is the id again (the previous form), or left out (the packed one).
 local deadline, request = int(now + (ARGV[16] + 0)), ARGV[26] or ''
+-- The previous release's form (ARGV[35], `queue.write_previous_forms`): every field by name,
+-- which that release's claim reads. Else the fields written once packed into one
+-- (helpers.lua's PACKED_AT, in its order): 4 arguments where there were 34.
+local packed
+local pad_f, pad_v = 'id', jid
+if ARGV[35] == '1' then
+  if #input <= 64 then pad_f, pad_v = HASH_TABLE_FIELD, HASH_TABLE_VALUE end
+else
+  packed = cmsgpack.pack(account, ARGV[1], ARGV[6], ARGV[21], deadline, ARGV[17], ARGV[9], jid,
+    kind, trust, input, created, request, fp)
+end
 -- A handed job's token (its claim's time) is newer than every claim the slot knows: its idle
 -- entry's score is at least its newest claim's token (idle.lua, complete.lua), so the token
 -- is at least that plus one. A slot tells a hand-off it already ran (found at its idle
@@ -474,12 +492,18 @@ if handed then
   -- on to its round, the pool's latest end rises to its end (when kept), and the day's
   -- charge grows. The account's and the lanes' waiting counts never held it.
   local lease_until = int(now + (ARGV[32] + 0))
+  if packed then
+    redis.call('HSET', jk, 'state', 'running', 'p', packed, 'charged', ARGV[9],
+      'started', token_text, 'token', token_text, 'worker', woken[1], 'lease_until', lease_until,
+      'pool', wpool, 'handed', '1')
+  else
   redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
     'state', 'running', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', created,
     'deadline', deadline, 'exec_ms', ARGV[17], 'reserved', ARGV[9],
     'charged', ARGV[9], 'day', ARGV[1], 'waiter', ARGV[21], 'request', request,
     'started', token_text, 'token', token_text, 'worker', woken[1], 'lease_until', lease_until,
     'pool', wpool, 'handed', '1', pad_f, pad_v)
+  end
   redis.call('ZADD', KEYS[10], lease_until, jid)
   if round > ((t[1] or 0) + 0) then
     fair[#fair + 1] = 'round:' .. ln
@@ -494,6 +518,9 @@ if handed then
   end
   fair[#fair + 1] = 'charged:' .. ARGV[1]
   fair[#fair + 1] = int(((t[12] or 0) + 0) + reserve)
+elseif packed then
+  redis.call('HSET', jk, 'state', 'queued', 'p', packed)
+  redis.call('ZADD', lane, score, jid)
 else
   redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
     'state', 'queued', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', created,
@@ -501,6 +528,8 @@ else
     'day', ARGV[1], 'waiter', ARGV[21], 'request', request, pad_f, pad_v)
   redis.call('ZADD', lane, score, jid)
 end
+-- A packed record is over 64 bytes with the fingerprint alone (64): a hash table already.
+if packed and #packed <= 64 then redis.call('HSET', jk, HASH_TABLE_FIELD, HASH_TABLE_VALUE) end
 if ARGV[21] ~= '' and (ARGV[22] + 0) > 0 then
   redis.call('SET', KEYS[7], '1', 'EX', ARGV[22])
 end

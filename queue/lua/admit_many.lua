@@ -12,8 +12,8 @@
     KEYS[1] to KEYS[16]   the first admission's KEYS, as admit.lua's KEYS[1] to KEYS[16];
                           then the second admission's 16, and so on (all in the queue
                           group's hash slot, as admit.lua's)
-    ARGV[1] to ARGV[34]   the first admission's ARGV, as admit.lua's ARGV[1] to ARGV[34];
-                          then the second admission's 34, and so on
+    ARGV[1] to ARGV[35]   the first admission's ARGV, as admit.lua's ARGV[1] to ARGV[35];
+                          then the second admission's 35, and so on
 
   Output:
     one reply per admission, in their order: admit.lua's reply, or {'error', message} when
@@ -23,4 +23,4 @@
     own that failed there, and its caller is answered with the error (and drops its job if
     it was queued, Queue::drop_unclear); the others go on.
 ]]
-return run_group(one, 16, 34)
+return run_group(one, 16, 35)

@@ -37,7 +37,7 @@ local jk = KEYS[1]
 if redis.call('HGET', jk, 'state') ~= 'queued' then return 0 end
 if not same_job(jk, ARGV[7], ARGV[8], ARGV[9]) then return 0 end
 if ARGV[10] ~= '' then
-  if redis.call('HGET', jk, 'waiter') ~= ARGV[10] then return 0 end
+  if job_fields(jk, 'waiter')[1] ~= ARGV[10] then return 0 end
   if redis.call('EXISTS', KEYS[6]) == 1 then return 0 end
 end
 local now = now_ms()

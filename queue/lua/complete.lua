@@ -63,8 +63,7 @@ if held then
   kind = ARGV[14]
 else
   -- One read of what the check, the counts and the waiters' payload need (never the record).
-  local f = redis.call('HMGET', jk, 'state', 'token', 'day', 'kind', 'started', 'charged',
-    'worker')
+  local f = job_fields(jk, 'state', 'token', 'day', 'kind', 'started', 'charged', 'worker')
   -- A claim's token is its start (claim_next writes no `token` field; a hand-off does).
   if f[1] ~= 'running' or (f[2] or f[5]) ~= ARGV[2] then return 0 end
   if f[3] ~= ARGV[8] then return redis.error_reply('complete: KEYS[3] is not the budget of the job\'s day') end

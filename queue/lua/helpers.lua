@@ -101,9 +101,36 @@ local function admit_refuse(owed, fk, owed_f, owed_until, kept, now, kept_since,
   return {'busy', cap, retry_s}
 end
 
+-- The queued record's packed form (admit.lua): the fields an admission writes once and
+-- nothing changes afterwards are one field, `p`, their values (strings) packed by cmsgpack
+-- in this order, where the previous release wrote each as a field of its own (every written
+-- argument costs Redis about 1,500 instructions: its parsing, the hash's entry, the AOF). A
+-- record keeps every other field by name (state, the claim's, the outcome's). Records of
+-- the previous release, and those written with `queue.write_previous_forms`, have only the
+-- named fields: every reader reads both (job_fields, claim_values; horst_queue's
+-- record::PACKED_FIELDS is this list, a test compares them). A named field wins over the
+-- packed one: detach.lua writes `waiter` by name over a packed record's.
+local PACKED_AT = {account = 1, day = 2, idem = 3, waiter = 4, deadline = 5, exec_ms = 6,
+  reserved = 7, id = 8, kind = 9, trust = 10, input = 11, created = 12, request = 13, fp = 14}
+
+-- Fields `...` of the record `jk`, in either form (PACKED_AT), as HMGET gives them (false
+-- for a missing one).
+local function job_fields(jk, ...)
+  local v = redis.call('HMGET', jk, 'p', ...)
+  local p = table.remove(v, 1)
+  if p then
+    local packed, names = {cmsgpack.unpack(p)}, {...}
+    for i = 1, #names do
+      local at = PACKED_AT[names[i]]
+      if not v[i] and at then v[i] = packed[at] or false end
+    end
+  end
+  return v
+end
+
 -- Counts a finished job in its day's budget hash `bk`, by kind and final state (the overview).
 local function count_done(jk, bk, state)
-  local kind = redis.call('HGET', jk, 'kind')
+  local kind = job_fields(jk, 'kind')[1]
   if kind then redis.call('HINCRBY', bk, 'done:' .. kind .. ':' .. state, 1) end
 end
 
@@ -123,7 +150,7 @@ end
 -- from the record; they never change after admission, so a mismatch means the record is not
 -- the one the caller read (it expired and the id was reused): the caller reads again.
 local function same_job(jk, account, day, idem)
-  local f = redis.call('HMGET', jk, 'account', 'day', 'idem')
+  local f = job_fields(jk, 'account', 'day', 'idem')
   return f[1] == account and f[2] == day and f[3] == idem
 end
 
@@ -133,7 +160,7 @@ end
 -- ik: idem:<account>:<key>, both of the job's own day and account (see same_job).
 -- ek: queue:ended (note_ended).
 local function release(jk, bk, ik, ek, jid, now, state, code, message, job_ttl, channel)
-  local f = redis.call('HMGET', jk, 'trust', 'kind', 'reserved', 'account')
+  local f = job_fields(jk, 'trust', 'kind', 'reserved', 'account')
   local trust, kind, reserved = f[1], f[2], tonumber(f[3])
   -- A day whose counts expired (a job left queued for days: no worker ran) has nothing to
   -- give back; counting into it would make a hash of negative counts that never expires.
@@ -192,6 +219,21 @@ local ORPHAN_MESSAGE = 'the API process the caller waited in stopped, or lost it
 local CLAIM_FIELDS = {'state', 'account', 'day', 'idem', 'waiter', 'deadline', 'exec_ms',
   'reserved', 'id', 'kind', 'trust', 'input', 'created', 'request'}
 
+-- The values of CLAIM_FIELDS of the record `jk`, in either form: a packed record's in one
+-- read of three fields (CLAIM_FIELDS but its state are PACKED_AT's first 13, in order), a
+-- named one's in a second read of them all. A missing record: the first read's falses.
+local function claim_values(jk)
+  local r = redis.call('HMGET', jk, 'state', 'waiter', 'p')
+  if not r[3] then
+    if not r[1] then return r end
+    return redis.call('HMGET', jk, unpack(CLAIM_FIELDS))
+  end
+  local f = {r[1], cmsgpack.unpack(r[3])}
+  f[15] = nil -- fp: no claim field
+  if r[2] then f[5] = r[2] end
+  return f
+end
+
 -- The job running under slot `slot`'s claim that the slot does not know it holds, as
 -- claimed_by.lua answers it (its reply, or nil): a claim whose answer was lost, or a job an
 -- admission handed to the slot while it was idle (admit.lua) whose wake-up it did not get.
@@ -216,7 +258,7 @@ local function held_claim(ri, bi, slot, newer_than, known)
         -- Answered to the slot, it is taken up here (a hand-off's mark, admit.lua, goes):
         -- from now on a death of its worker fails it as any claimed job's (reap.lua).
         redis.call('HDEL', jk, 'handed')
-        local v = redis.call('HMGET', jk, unpack(CLAIM_FIELDS))
+        local v = claim_values(jk)
         local run = redis.call('HMGET', jk, 'started', 'worker', 'charged')
         for i = 1, 3 do v[#CLAIM_FIELDS + i] = run[i] end
         return {'claimed', tt, v, 0}
@@ -251,7 +293,7 @@ local PUT_BACK_FRONT = -4503599627370496
 -- gk, refk: queue:handoff:general and :referee, wake: the wake-up channels' prefix
 -- (queue:new; the woken slot's channel is wake:<slot>).
 local function put_back(jk, jid, rk, fk, lane, gk, refk, wake)
-  local f = redis.call('HMGET', jk, 'account', 'day', 'charged', 'created')
+  local f = job_fields(jk, 'account', 'day', 'charged', 'created')
   redis.call('HSET', jk, 'state', 'queued', 'charged', '0')
   redis.call('HDEL', jk, 'handed', 'worker', 'started', 'token', 'lease_until', 'pool')
   redis.call('ZREM', rk, jid)
@@ -318,7 +360,6 @@ end
 -- arguments.
 local function claim_next(l1, l2, fi, ri, ii, bi, count, now, slot, lease_ms, job_ttl, pool,
   bound, registered, sure_ms)
-local names = CLAIM_FIELDS
 local lane1, lane2 = KEYS[l1], KEYS[l2]
 if lane2 == lane1 then lane2 = nil end
 for _ = 1, bound + 0 do
@@ -333,11 +374,11 @@ for _ = 1, bound + 0 do
   if h1[1] then
     head, lane = h1, lane1
     jk = group_key(KEYS[bi], 'job:', h1[1])
-    f = redis.call('HMGET', jk, unpack(names))
+    f = claim_values(jk)
   end
   if h2 and h2[1] then
     local gk = group_key(KEYS[bi], 'job:', h2[1])
-    local g = redis.call('HMGET', gk, unpack(names))
+    local g = claim_values(gk)
     if not head or (tonumber(g[13]) or math.huge) < (tonumber(f[13]) or math.huge) then
       if head then
         redis.call('ZADD', lane1, h1[2], h1[1])

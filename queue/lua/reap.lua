@@ -35,7 +35,7 @@
 ]]
 local now = now_ms()
 local jk = KEYS[1]
-local f = redis.call('HMGET', jk, 'state', 'lease_until', 'day', 'handed')
+local f = job_fields(jk, 'state', 'lease_until', 'day', 'handed')
 if f[1] ~= 'running' then
   redis.call('ZREM', KEYS[2], ARGV[1])
   return 'gone'

@@ -79,7 +79,9 @@ pub use horst_store::{DelayedSet, Notifier, Subscription};
 pub use keys::{Lane, Pool};
 pub use presence::{HOUSEKEEPING_EVERY, STALL_AFTER};
 pub use quotas::{read_quotas, seed_quotas, write_quotas, Quotas, StoredQuotas};
-pub use record::{Failure, JobProgress, JobRecord, JobState};
+pub use record::{
+    job_fields, Failure, JobProgress, JobRecord, JobState, PACKED_FIELD, PACKED_FIELDS,
+};
 pub use request_id::{current_request_id, valid_request_id, with_request_id, REQUEST_ID_MAX};
 
 /// What a job does. The name is its daily-quota counter.
@@ -741,11 +743,10 @@ impl Queue {
         let mut moved = 0;
         // Oldest at the tail: adopt from the tail so the oldest gets the lowest score.
         for (i, id) in ids.iter().rev().enumerate() {
-            let kind: Option<String> = redis::cmd("HGET")
-                .arg(keys::job(store, id))
-                .arg("kind")
-                .query_async(&mut conn)
-                .await?;
+            let kind = job_fields(&mut conn, &keys::job(store, id), &["kind"])
+                .await?
+                .pop()
+                .flatten();
             // A record that is gone, or of no known kind, cannot be claimed by anyone:
             // claim would skip it from the old list just the same.
             if let Some(lane) = kind.as_deref().and_then(JobKind::parse).map(Lane::of) {
@@ -991,11 +992,12 @@ impl Queue {
 
     /// A job's account, day and idempotency key (they name its other keys), as stored.
     async fn job_names(&self, id: &str) -> Result<JobNames, QueueError> {
-        let f: Vec<Option<String>> = redis::cmd("HMGET")
-            .arg(self.job_key(id))
-            .arg(&["account", "day", "idem", "waiter", "kind"])
-            .query_async(&mut self.store.conn())
-            .await?;
+        let f = job_fields(
+            &mut self.store.conn(),
+            &self.job_key(id),
+            &["account", "day", "idem", "waiter", "kind"],
+        )
+        .await?;
         let get = |i: usize| f.get(i).cloned().flatten().unwrap_or_default();
         Ok(JobNames {
             account: get(0),
@@ -1194,7 +1196,12 @@ impl Queue {
                 .arg(stored.blobs.len())
                 .arg(s.queue.lease_seconds * 1000)
                 .arg(HANDOFF_FRESH.as_millis() as u64)
-                .arg(self.admit_bound_ms());
+                .arg(self.admit_bound_ms())
+                .arg(if s.queue.write_previous_forms {
+                    "1"
+                } else {
+                    ""
+                });
             let ran = self.admits.call(&self.store, admit).await;
             reply = match ran {
                 Ok(reply) => reply,
@@ -1556,11 +1563,10 @@ impl Queue {
     async fn waiting_job_of(&self, account: &str) -> Result<Option<String>, QueueError> {
         let waiting = self.waiting_ids().await?;
         for id in waiting.iter().rev() {
-            let owner: Option<String> = redis::cmd("HGET")
-                .arg(self.job_key(id))
-                .arg("account")
-                .query_async(&mut self.store.conn())
-                .await?;
+            let owner = job_fields(&mut self.store.conn(), &self.job_key(id), &["account"])
+                .await?
+                .pop()
+                .flatten();
             if owner.as_deref() == Some(account) {
                 return Ok(Some(id.clone()));
             }
@@ -1610,11 +1616,11 @@ impl Queue {
     /// The job record, if it exists (finished records expire after the retention period).
     pub async fn get(&self, id: &str) -> Result<Option<JobRecord>, QueueError> {
         let mut conn = self.store.conn();
-        let fields: Vec<(String, String)> = redis::cmd("HGETALL")
+        let fields: Vec<(String, Vec<u8>)> = redis::cmd("HGETALL")
             .arg(self.job_key(id))
             .query_async(&mut conn)
             .await?;
-        Ok(JobRecord::from_fields(fields))
+        Ok(JobRecord::from_fields(record::named_fields(fields)))
     }
 
     /// Job `id`'s state alone (one field, not the record); `None` if there is no such job.
@@ -1630,11 +1636,10 @@ impl Queue {
     /// Job `id`'s whole input, the blobs it names read back; `None` if the record or one of
     /// its blobs is gone.
     pub async fn input_of(&self, id: &str) -> Result<Option<JobInput>, QueueError> {
-        let stored: Option<String> = redis::cmd("HGET")
-            .arg(self.job_key(id))
-            .arg("input")
-            .query_async(&mut self.store.conn())
-            .await?;
+        let stored = job_fields(&mut self.store.conn(), &self.job_key(id), &["input"])
+            .await?
+            .pop()
+            .flatten();
         let Some(stored) = stored else {
             return Ok(None);
         };
@@ -2722,18 +2727,18 @@ impl Queue {
                 continue;
             }
             let mut pipe = redis::pipe();
+            const NAMES: [&str; 2] = ["kind", "created"];
             for id in &ids {
-                pipe.cmd("HMGET")
-                    .arg(self.job_key(id))
-                    .arg("kind")
-                    .arg("created");
+                pipe.add_command(record::job_fields_cmd(&self.job_key(id), &NAMES));
             }
-            let fields: Vec<(Option<String>, Option<u64>)> =
+            let replies: Vec<Vec<Option<Vec<u8>>>> =
                 pipe.query_async(&mut self.store.conn()).await?;
             *n = ids.len() as u64;
-            for (kind, created) in fields {
-                let (Some(kind), Some(created)) = (kind.and_then(|k| JobKind::parse(&k)), created)
-                else {
+            for reply in replies {
+                let f = record::job_fields_of(&NAMES, reply);
+                let kind = f[0].as_deref().and_then(JobKind::parse);
+                let created = f[1].as_deref().and_then(|c| c.parse::<u64>().ok());
+                let (Some(kind), Some(created)) = (kind, created) else {
                     continue; // gone since the lane was read
                 };
                 oldest(lane_oldest, created);
@@ -2878,11 +2883,11 @@ impl Queue {
 /// A job record read with the store alone (the admin CLI and the gateway's check records
 /// need no queue for that).
 pub async fn job_record(store: &Store, id: &str) -> Result<Option<JobRecord>, QueueError> {
-    let fields: Vec<(String, String)> = redis::cmd("HGETALL")
+    let fields: Vec<(String, Vec<u8>)> = redis::cmd("HGETALL")
         .arg(keys::job(store, id))
         .query_async(&mut store.conn())
         .await?;
-    Ok(JobRecord::from_fields(fields))
+    Ok(JobRecord::from_fields(record::named_fields(fields)))
 }
 
 /// Today's figures read with the store alone (the admin CLI has no queue). `now_ms` is the

@@ -77,11 +77,12 @@ impl Queue {
         let waiting = self.waiting_ids().await?;
         let mut dropped = Vec::new();
         for id in waiting {
-            let f: Vec<Option<String>> = redis::cmd("HMGET")
-                .arg(self.job_key(&id))
-                .arg(&["account", "day", "idem", "waiter", "state", "kind"])
-                .query_async(&mut self.store.conn())
-                .await?;
+            let f = crate::job_fields(
+                &mut self.store.conn(),
+                &self.job_key(&id),
+                &["account", "day", "idem", "waiter", "state", "kind"],
+            )
+            .await?;
             let get = |i: usize| f.get(i).cloned().flatten().unwrap_or_default();
             let (account, day, idem, waiter) = (get(0), get(1), get(2), get(3));
             let Some(lane) = JobKind::parse(&get(5)).map(Lane::of) else {

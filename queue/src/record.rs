@@ -122,6 +122,98 @@ pub struct JobProgress {
     pub peak_memory_mib: Option<u64>,
 }
 
+/// The queued record's packed field (admit.lua; helpers.lua's `PACKED_AT`): the fields an
+/// admission writes once and nothing changes afterwards, their values packed by Redis's
+/// cmsgpack, one string after another in [`PACKED_FIELDS`]' order. The previous release wrote
+/// each as a field of its own, and so does this one with `queue.write_previous_forms`: every
+/// reader reads both forms, and a named field wins over the packed one (detach.lua writes
+/// `waiter` by name over a packed record's).
+pub const PACKED_FIELD: &str = "p";
+
+/// The names of the packed field's values, in their order (helpers.lua's `PACKED_AT`; a test
+/// compares them).
+pub const PACKED_FIELDS: [&str; 14] = [
+    "account", "day", "idem", "waiter", "deadline", "exec_ms", "reserved", "id", "kind", "trust",
+    "input", "created", "request", "fp",
+];
+
+/// The values of a packed field (`None`: not a packed field this release reads). A later
+/// release may append values: only the first of [`PACKED_FIELDS`]' length are read.
+fn unpack(bytes: &[u8]) -> Option<Vec<String>> {
+    let mut de = rmp_serde::Deserializer::new(bytes);
+    let mut values = Vec::with_capacity(PACKED_FIELDS.len());
+    while values.len() < PACKED_FIELDS.len() {
+        match String::deserialize(&mut de) {
+            Ok(v) => values.push(v),
+            Err(_) => break,
+        }
+    }
+    (!values.is_empty()).then_some(values)
+}
+
+/// A record's fields as HGETALL gives them (values as bytes: the packed field is binary),
+/// with the packed values by their names: the named form whichever form was stored.
+pub(crate) fn named_fields(raw: Vec<(String, Vec<u8>)>) -> Vec<(String, String)> {
+    let mut fields = Vec::with_capacity(raw.len() + PACKED_FIELDS.len());
+    let mut packed = None;
+    for (name, value) in raw {
+        if name == PACKED_FIELD {
+            packed = Some(value);
+        } else if let Ok(value) = String::from_utf8(value) {
+            fields.push((name, value));
+        }
+    }
+    let values = packed.as_deref().and_then(unpack).unwrap_or_default();
+    for (name, value) in PACKED_FIELDS.iter().zip(values) {
+        if !fields.iter().any(|(k, _)| k == name) {
+            fields.push(((*name).to_string(), value));
+        }
+    }
+    fields
+}
+
+/// The fields `names` of the job record at `key`, in either form: one HMGET of the packed
+/// field and the names. `None` for a field the record does not have.
+pub async fn job_fields(
+    conn: &mut impl redis::aio::ConnectionLike,
+    key: &str,
+    names: &[&str],
+) -> redis::RedisResult<Vec<Option<String>>> {
+    let values: Vec<Option<Vec<u8>>> = job_fields_cmd(key, names).query_async(conn).await?;
+    Ok(job_fields_of(names, values))
+}
+
+/// The HMGET [`job_fields`] sends (for a pipeline: [`job_fields_of`] reads its reply).
+pub(crate) fn job_fields_cmd(key: &str, names: &[&str]) -> redis::Cmd {
+    let mut cmd = redis::cmd("HMGET");
+    cmd.arg(key).arg(PACKED_FIELD).arg(names);
+    cmd
+}
+
+/// The values of `names` from the reply of [`job_fields_cmd`].
+pub(crate) fn job_fields_of(names: &[&str], values: Vec<Option<Vec<u8>>>) -> Vec<Option<String>> {
+    let mut values = values.into_iter();
+    let unpacked = values
+        .next()
+        .flatten()
+        .as_deref()
+        .and_then(unpack)
+        .unwrap_or_default();
+    names
+        .iter()
+        .map(|name| {
+            values
+                .next()
+                .flatten()
+                .and_then(|v| String::from_utf8(v).ok())
+                .or_else(|| {
+                    let at = PACKED_FIELDS.iter().position(|f| f == name)?;
+                    unpacked.get(at).cloned()
+                })
+        })
+        .collect()
+}
+
 impl JobRecord {
     /// From HGETALL; `None` for a missing (or unreadable) record.
     pub(crate) fn from_fields(fields: Vec<(String, String)>) -> Option<JobRecord> {
@@ -277,6 +369,90 @@ impl Finished {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// helpers.lua's PACKED_AT is this side's PACKED_FIELDS (a drift garbles every packed
+    /// record), and its first 13 are CLAIM_FIELDS after the state, in order (claim_values
+    /// gives a packed record's as they come).
+    #[test]
+    fn the_packed_fields_are_the_lua_ones() {
+        let helpers = include_str!("../lua/helpers.lua");
+        let start = helpers.find("local PACKED_AT = {").expect("PACKED_AT") + 19;
+        let end = start + helpers[start..].find('}').expect("its end");
+        let mut lua: Vec<(usize, &str)> = helpers[start..end]
+            .split(',')
+            .map(|pair| {
+                let (name, at) = pair.split_once('=').expect("name = index");
+                (at.trim().parse().expect("an index"), name.trim())
+            })
+            .collect();
+        lua.sort();
+        let names: Vec<&str> = lua.iter().map(|(_, n)| *n).collect();
+        assert_eq!(names, PACKED_FIELDS);
+        assert!(lua.iter().enumerate().all(|(i, (at, _))| *at == i + 1));
+        assert_eq!(crate::scripts::CLAIM_FIELDS[1..], PACKED_FIELDS[..13]);
+    }
+
+    /// A packed field as cmsgpack writes it (fixstr, str8, str16) reads back by its names;
+    /// a named field wins over the packed one; junk in it reads as no values.
+    #[test]
+    fn a_packed_field_reads_by_its_names() {
+        fn str_of(v: &str) -> Vec<u8> {
+            let mut out = match v.len() {
+                n if n < 32 => vec![0xa0 | n as u8],
+                n if n < 256 => vec![0xd9, n as u8],
+                n => vec![0xda, (n >> 8) as u8, n as u8],
+            };
+            out.extend_from_slice(v.as_bytes());
+            out
+        }
+        let long = "x".repeat(300);
+        let values: Vec<String> = PACKED_FIELDS
+            .iter()
+            .map(|f| match *f {
+                "input" => long.clone(),
+                "fp" => "f".repeat(64),
+                "waiter" => "api-1".into(),
+                "trust" => "1".into(),
+                "kind" => "simulate".into(),
+                other => format!("{other}-v"),
+            })
+            .collect();
+        let packed: Vec<u8> = values.iter().flat_map(|v| str_of(v)).collect();
+        let raw = vec![
+            ("state".to_string(), b"queued".to_vec()),
+            ("waiter".to_string(), b"".to_vec()),
+            (PACKED_FIELD.to_string(), packed.clone()),
+        ];
+        let fields = named_fields(raw);
+        let get = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("input"), Some(long.as_str()));
+        assert_eq!(get("account"), Some("account-v"));
+        assert_eq!(get("waiter"), Some(""), "the named field wins");
+        assert_eq!(fields.iter().filter(|(n, _)| n == "waiter").count(), 1);
+        let rec = JobRecord::from_fields(fields.clone()).expect("a record");
+        assert_eq!((rec.id.as_str(), rec.trust), ("id-v", 1));
+        let got = job_fields_of(
+            &["state", "kind", "waiter", "worker"],
+            vec![
+                Some(packed),
+                Some(b"queued".to_vec()),
+                None,
+                Some(b"".to_vec()),
+                None,
+            ],
+        );
+        assert_eq!(
+            got,
+            [
+                Some("queued".into()),
+                Some("simulate".into()),
+                Some("".into()),
+                None
+            ]
+        );
+        let junk = job_fields_of(&["kind"], vec![Some(vec![0xc1, 0xff]), None]);
+        assert_eq!(junk, [None]);
+    }
 
     /// What complete.lua publishes from the worker's prefix (the prefix, the finish time,
     /// `}`) is the message a waiter reads, quotes and all.

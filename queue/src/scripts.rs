@@ -37,7 +37,7 @@ const fn queue_script<R>(file: LuaFile, keys: usize, argv: usize, writes: Writes
 
 /// `admit.lua`.
 pub(crate) static ADMIT: Script<Admitted> =
-    queue_script(lua!("lua/admit.lua"), 16, 34, Writes::Durable);
+    queue_script(lua!("lua/admit.lua"), 16, 35, Writes::Durable);
 /// `claim.lua`.
 /// `admit_many.lua`: admissions that arrived while one was in flight, in one call (admit.lua
 /// on each call's slice; [`AdmitGroup`](crate::AdmitGroup)).
@@ -45,7 +45,7 @@ pub(crate) static ADMIT_MANY: Script<Vec<Value>> = Script::group_of(
     Decl {
         file: lua!("lua/admit_many.lua"),
         keys: 16,
-        argv: Argv::Exactly(34),
+        argv: Argv::Exactly(35),
         writes: Writes::Durable,
     },
     HELPERS,

@@ -51,8 +51,86 @@ async fn calls(conn: &mut redis::aio::MultiplexedConnection) -> BTreeMap<String,
     horst_testkit::command_calls(&stats)
 }
 
+async fn aof_bytes(conn: &mut redis::aio::MultiplexedConnection) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("persistence")
+        .query_async(conn)
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("aof_current_size:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("AOF on (horst's flags)")
+}
+
+/// What a sequential job cost: commands by name and in all, the bytes Redis appended to its
+/// AOF (every argument a script's commands write is fed to it), and a finished record's
+/// bytes (`MEMORY USAGE`).
+struct Cost {
+    per_job: f64,
+    by: Vec<String>,
+    hgetall: u64,
+    aof_per_job: f64,
+    record_bytes: i64,
+}
+
 #[tokio::test]
 async fn a_sequential_job_stays_within_its_command_budget() {
+    let cost = jobs_cost(false).await;
+    println!(
+        "a job: {:.2} commands ({})",
+        cost.per_job,
+        cost.by.join(", ")
+    );
+    assert!(
+        cost.per_job <= BUDGET,
+        "a job costs {:.2} commands, over the budget of {BUDGET}: {}",
+        cost.per_job,
+        cost.by.join(", ")
+    );
+    // Nothing read the whole record on the way, and the live workers' slots were read once
+    // (the first admission sums them and keeps the sum in `queue:fair`).
+    assert_eq!(cost.hgetall, 1, "no full-record read on the hot path");
+}
+
+/// The packed queued record (admit.lua: the fields written once in one) against the previous
+/// release's named one (`queue.write_previous_forms`): the same commands, fewer bytes written
+/// a job (Redis's AOF is fed every argument), and a smaller record.
+#[tokio::test]
+async fn the_packed_record_writes_fewer_bytes_a_job_than_the_named_one() {
+    let named = jobs_cost(true).await;
+    let packed = jobs_cost(false).await;
+    for (form, c) in [("named (previous form)", &named), ("packed", &packed)] {
+        println!(
+            "{form}: {:.2} commands, {:.0} AOF bytes a job, a finished record {} bytes ({})",
+            c.per_job,
+            c.aof_per_job,
+            c.record_bytes,
+            c.by.join(", ")
+        );
+    }
+    assert!(
+        (packed.per_job - named.per_job).abs() < 0.5,
+        "the same commands: {:.2} against {:.2}",
+        packed.per_job,
+        named.per_job
+    );
+    // 15 field names and the padding's 107 bytes fewer, less the packing's headers.
+    assert!(
+        packed.aof_per_job + 150.0 < named.aof_per_job,
+        "packed {:.0} AOF bytes a job against named {:.0}",
+        packed.aof_per_job,
+        named.aof_per_job
+    );
+    assert!(
+        packed.record_bytes < named.record_bytes,
+        "a record: packed {} bytes against named {}",
+        packed.record_bytes,
+        named.record_bytes
+    );
+}
+
+async fn jobs_cost(write_previous_forms: bool) -> Cost {
     let redis = RedisServer::start();
     let store = Store::connect(&redis.url(), "cost:").await.unwrap();
     let (_stop, rx) = watch::channel(false);
@@ -61,6 +139,7 @@ async fn a_sequential_job_stays_within_its_command_budget() {
     let queue = QueueConfig {
         waiting_global: 10_000,
         daily_seconds: 100_000_000,
+        write_previous_forms,
         ..QueueConfig::default()
     };
     let queue = Queue::new(
@@ -88,6 +167,8 @@ async fn a_sequential_job_stays_within_its_command_budget() {
     // to the slot its predecessor's completion registered idle, and the wake-up carries it.
     let mut woken = queue.slot_wake(slot);
     let before = calls(&mut probe).await;
+    let aof_before = aof_bytes(&mut probe).await;
+    let mut last = String::new();
     for n in 0..JOBS {
         let spec = JobSpec {
             kind: JobKind::Simulate,
@@ -131,18 +212,44 @@ async fn a_sequential_job_stays_within_its_command_budget() {
         let rec = queue.wait(&job.id, Duration::from_secs(5)).await.unwrap();
         assert_eq!(rec.state, JobState::Succeeded);
         assert_eq!(rec.started_at_ms, claim.record.started_at_ms);
+        last = job.id;
     }
     let after = calls(&mut probe).await;
+    // The AOF is written before the next turn's replies: the last completion's is in.
+    let aof_after = aof_bytes(&mut probe).await;
     let (per_job, by) = horst_testkit::commands_per_item(&before, &after, JOBS);
-    println!("a job: {per_job:.2} commands ({})", by.join(", "));
-    assert!(
-        per_job <= BUDGET,
-        "a job costs {per_job:.2} commands, over the budget of {BUDGET}: {}",
-        by.join(", ")
-    );
-    // Nothing read the whole record on the way, and the live workers' slots were read once
-    // (the first admission sums them and keeps the sum in `queue:fair`).
     let hgetall =
         after.get("hgetall").copied().unwrap_or(0) - before.get("hgetall").copied().unwrap_or(0);
-    assert_eq!(hgetall, 1, "no full-record read on the hot path");
+    // Every job but the first was handed to the idle slot (admit.lua's hand-off writes the
+    // record too): in the form asked for.
+    let fields: Vec<String> = redis::cmd("HKEYS")
+        .arg(format!("cost:job:{last}"))
+        .query_async(&mut probe)
+        .await
+        .unwrap();
+    assert_eq!(
+        fields.iter().any(|f| f == PACKED_FIELD),
+        !write_previous_forms,
+        "a handed job's record: {fields:?}"
+    );
+    assert_eq!(
+        fields.iter().any(|f| f == "account"),
+        write_previous_forms,
+        "a handed job's record: {fields:?}"
+    );
+    let record_bytes: i64 = redis::cmd("MEMORY")
+        .arg("USAGE")
+        .arg(format!("cost:job:{last}"))
+        .arg("SAMPLES")
+        .arg(0)
+        .query_async(&mut probe)
+        .await
+        .unwrap();
+    Cost {
+        per_job,
+        by,
+        hgetall,
+        aof_per_job: (aof_after - aof_before) as f64 / JOBS as f64,
+        record_bytes,
+    }
 }

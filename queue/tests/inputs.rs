@@ -135,12 +135,13 @@ async fn two_jobs_sharing_a_map_store_one_blob_counted_once() {
     assert_eq!(len, 4000);
     // The records hold the blob's name, not the map.
     for id in [&job_a.id, &job_b.id] {
-        let stored: String = redis::cmd("HGET")
-            .arg(format!("t:job:{id}"))
-            .arg("input")
-            .query_async(&mut s.conn.clone())
-            .await
-            .unwrap();
+        let stored =
+            horst_queue::job_fields(&mut s.conn.clone(), &format!("t:job:{id}"), &["input"])
+                .await
+                .unwrap()
+                .pop()
+                .flatten()
+                .expect("its input");
         assert!(
             stored.len() < 200,
             "the record keeps {} bytes",
@@ -361,19 +362,34 @@ async fn memory_of_a_large_simulation_is_its_blobs_once_and_a_small_record() {
     for blob in s.blobs().await {
         blobs += usage(blob).await;
     }
-    // The record as it was before: every field of this one, with the whole input inline.
-    let fields: Vec<(String, String)> = redis::cmd("HGETALL")
-        .arg(format!("t:job:{}", job.id))
+    // The record as it was before: every field of this one, by name (the packed ones too),
+    // with the whole input inline.
+    let key = format!("t:job:{}", job.id);
+    let stored: Vec<String> = redis::cmd("HKEYS")
+        .arg(&key)
         .query_async(&mut s.conn.clone())
+        .await
+        .unwrap();
+    let mut names: Vec<&str> = stored
+        .iter()
+        .map(String::as_str)
+        .filter(|k| *k != horst_queue::PACKED_FIELD)
+        .collect();
+    for packed in horst_queue::PACKED_FIELDS {
+        if !names.contains(&packed) {
+            names.push(packed);
+        }
+    }
+    let values = horst_queue::job_fields(&mut s.conn.clone(), &key, &names)
         .await
         .unwrap();
     let mut old = redis::cmd("HSET");
     old.arg("t:old-record");
-    for (k, v) in &fields {
-        let v = if k == "input" {
+    for (k, v) in names.iter().zip(values) {
+        let v = if *k == "input" {
             input.to_value().to_string()
         } else {
-            v.clone()
+            v.unwrap_or_default()
         };
         old.arg(k).arg(v);
     }

@@ -260,14 +260,7 @@ async fn claims_are_fenced_and_reaped_jobs_stay_charged_and_never_rerun() {
     assert_eq!(running.state, JobState::Running);
     assert_eq!(running.charged_seconds, 20);
     // The worker dies: no heartbeat. Once the lease is over the reaper fails the job.
-    let mut reaped = Vec::new();
-    for _ in 0..100 {
-        reaped = s.queue.reap().await.unwrap();
-        if !reaped.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let reaped = reaped_by_lease(&s.queue).await;
     assert_eq!(reaped, vec![job.id.clone()]);
     let dead = s.queue.get(&job.id).await.unwrap().unwrap();
     assert_eq!(dead.state, JobState::Failed);
@@ -337,8 +330,9 @@ async fn a_completion_with_the_claims_fields_is_recorded_once() {
 /// worker adds what the claim wrote: the claimed record is the stored one. A record is a hash
 /// table from its admission (its completion's result would convert it anyway; a listpack
 /// until then cost each of the claim's and the completion's reads and writes a scan, and
-/// the conversion a copy of every field); only a record whose input is short carries the
-/// field that makes it one.
+/// the conversion a copy of every field): its packed field (with the fingerprint's 64 bytes)
+/// makes it one, so no record carries the padding field (the previous form's does where its
+/// input is short: both_record_forms_are_read_alike).
 #[tokio::test]
 async fn a_claimed_record_is_the_stored_one_and_a_hash_table_from_its_admission() {
     let s = setup_with(|_| {}).await;
@@ -348,7 +342,7 @@ async fn a_claimed_record_is_the_stored_one_and_a_hash_table_from_its_admission(
     let long_input = long.input.clone();
     let long = s.new_job(long).await;
     let mut conn = s.raw().await;
-    for (job, padded) in [(&small, 1), (&long, 0)] {
+    for (job, padded) in [(&small, 0), (&long, 0)] {
         let key = format!("t:job:{}", job.id);
         let encoding: String = redis::cmd("OBJECT")
             .arg("ENCODING")
@@ -363,10 +357,7 @@ async fn a_claimed_record_is_the_stored_one_and_a_hash_table_from_its_admission(
             .query_async(&mut conn)
             .await
             .unwrap();
-        assert_eq!(
-            has, padded,
-            "{key}: the padding only where the input is short"
-        );
+        assert_eq!(has, padded, "{key}: no padding");
     }
     let first = s.queue.claim("w/0").await.unwrap().unwrap();
     assert_eq!(first.record.id, small.id, "the older job first");
@@ -400,6 +391,172 @@ async fn a_claimed_record_is_the_stored_one_and_a_hash_table_from_its_admission(
     );
     assert_eq!(second.record.account, "b");
     assert!(!second.more_waiting);
+}
+
+/// The jobs the reaper fails once a lease has run out (within 10 s).
+async fn reaped_by_lease(queue: &Queue) -> Vec<String> {
+    let mut reaped = Vec::new();
+    for _ in 0..100 {
+        reaped = queue.reap().await.unwrap();
+        if !reaped.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    reaped
+}
+
+/// Admits `spec` on `queue`, which must make a new job.
+async fn admitted(queue: &Queue, spec: JobSpec) -> JobRecord {
+    match queue.admit(spec).await {
+        Ok(Admission::New(job)) => job,
+        other => panic!("expected a new job, got {other:?}"),
+    }
+}
+
+/// Issue 35 (the packed record) and its rolling upgrade: a record in the previous release's
+/// form (every field by name, as its admit.lua wrote it: written here by a process with
+/// `queue.write_previous_forms`) and one in this release's (the fields written once packed
+/// into one) are each read by the queue and by the CLI's and gateway's reader
+/// (`job_record`), claimed, completed, cancelled while queued, detached, and reaped after
+/// a lost lease, alike. The previous form is exactly the previous release's fields, and
+/// every value a claim that reads only names (the previous release's: an HMGET of its
+/// CLAIM_FIELDS) needs is there.
+#[tokio::test]
+async fn both_record_forms_are_read_alike() {
+    let roomy = |q: &mut QueueSettings| {
+        q.queue.lease_seconds = 2;
+        q.queue.waiting_per_account = 10;
+        q.queue.waiting_global = 20;
+    };
+    let s = setup_with(roomy).await;
+    let (previous, _stop) = queue_on(&s.redis.url(), |q| {
+        roomy(q);
+        q.queue.write_previous_forms = true;
+    })
+    .await;
+    let store = Store::connect(&s.redis.url(), "t:").await.unwrap();
+    let mut conn = s.raw().await;
+    // The previous release's admit.lua wrote these (and `_table` with a short input).
+    let mut previous_fields = vec![
+        "_table", "account", "created", "day", "deadline", "exec_ms", "fp", "id", "idem", "input",
+        "kind", "request", "reserved", "state", "trust", "waiter",
+    ];
+    previous_fields.sort();
+    let previous_claim_fields = [
+        "state", "account", "day", "idem", "waiter", "deadline", "exec_ms", "reserved", "id",
+        "kind", "trust", "input", "created", "request",
+    ];
+    for (form, admitter, account) in [("named", &previous, "n"), ("packed", &s.queue, "p")] {
+        let before = s.queue.remaining(account, 1).await.unwrap();
+        let job = admitted(admitter, spec(JobKind::Simulate, account, 1, "k1")).await;
+        let key = format!("t:job:{}", job.id);
+        let mut stored: Vec<String> = redis::cmd("HKEYS")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        stored.sort();
+        if form == "named" {
+            assert_eq!(
+                stored, previous_fields,
+                "{form}: the previous release's fields"
+            );
+            let values: Vec<Option<String>> = redis::cmd("HMGET")
+                .arg(&key)
+                .arg(&previous_claim_fields)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            assert!(
+                values.iter().all(Option::is_some),
+                "{form}: the previous claim's read finds every value: {values:?}"
+            );
+        } else {
+            assert_eq!(
+                stored,
+                [PACKED_FIELD, "state"],
+                "{form}: state and the packed field"
+            );
+        }
+        let read = s.queue.get(&job.id).await.unwrap().expect("the record");
+        assert_eq!(read, job, "{form}: read as admitted");
+        assert_eq!(read.input, job.input, "{form}");
+        let cli = job_record(&store, &job.id).await.unwrap();
+        assert_eq!(
+            cli.as_ref(),
+            Some(&read),
+            "{form}: the CLI's and gateway's reader"
+        );
+
+        // Claimed and completed.
+        let claim = s.queue.claim("w/0").await.unwrap().expect("a claim");
+        assert_eq!(claim.record.id, job.id, "{form}");
+        assert_eq!(claim.record.input, job.input, "{form}");
+        let running = s.queue.get(&job.id).await.unwrap().unwrap();
+        assert_eq!(
+            claim.record, running,
+            "{form}: the claimed record is the stored one"
+        );
+        assert!(s
+            .queue
+            .complete_job(&claim.record, claim.token, Ok(won(true)))
+            .await
+            .unwrap());
+        let done = s.queue.get(&job.id).await.unwrap().unwrap();
+        assert_eq!(done.state, JobState::Succeeded, "{form}");
+        assert_eq!(done.result, Some(won(true)), "{form}");
+        assert_eq!((done.charged_seconds, done.account.as_str()), (5, account));
+
+        // Cancelled while queued: released.
+        let job = admitted(admitter, spec(JobKind::Simulate, account, 1, "k2")).await;
+        assert_eq!(
+            s.queue.cancel(&job.id, "flooding").await.unwrap(),
+            CancelOutcome::Dropped,
+            "{form}"
+        );
+        let r = s.queue.get(&job.id).await.unwrap().unwrap();
+        assert_eq!(r.state, JobState::Cancelled, "{form}");
+        assert_eq!(
+            s.queue.remaining(account, 1).await.unwrap().seconds,
+            before.seconds - 5,
+            "{form}: only the completed job's seconds"
+        );
+
+        // Detached: the waiter named over the packed one.
+        let job = match admitter
+            .admit_for_caller(spec(JobKind::Simulate, account, 1, "k3"))
+            .await
+        {
+            Ok(Admission::New(job)) => job,
+            other => panic!("{form}: {other:?}"),
+        };
+        let key = format!("t:job:{}", job.id);
+        let waiter = job_fields(&mut conn, &key, &["waiter"]).await.unwrap();
+        assert!(
+            waiter[0].as_deref().is_some_and(|w| !w.is_empty()),
+            "{form}: {waiter:?}"
+        );
+        assert!(admitter.detach(&job.id).await.unwrap(), "{form}");
+        let waiter = job_fields(&mut conn, &key, &["waiter"]).await.unwrap();
+        assert_eq!(waiter, [Some(String::new())], "{form}: detached");
+        assert_eq!(
+            s.queue.cancel(&job.id, "tidy").await.unwrap(),
+            CancelOutcome::Dropped,
+            "{form}"
+        );
+
+        // Reaped after a lost lease: failed, charged.
+        let job = admitted(admitter, spec(JobKind::Simulate, account, 1, "k4")).await;
+        let claim = s.queue.claim("dying").await.unwrap().expect("a claim");
+        assert_eq!(claim.record.id, job.id, "{form}");
+        let reaped = reaped_by_lease(&s.queue).await;
+        assert_eq!(reaped, vec![job.id.clone()], "{form}");
+        let dead = s.queue.get(&job.id).await.unwrap().unwrap();
+        assert_eq!(dead.state, JobState::Failed, "{form}");
+        assert_eq!(dead.failure.as_ref().unwrap().code, "cancelled", "{form}");
+        assert_eq!(dead.charged_seconds, 5, "{form}: charge kept");
+    }
 }
 
 /// A claim writes no `token` field: its token is the record's `started` (one field less a
@@ -1607,10 +1764,12 @@ async fn a_replay_whose_record_cannot_be_read_never_starts_a_second_job() {
     let client = redis::Client::open(s.redis.url()).unwrap();
     let mut raw = client.get_multiplexed_async_connection().await.unwrap();
     let record = format!("t:job:{}", first.id);
-    // The record is there but unreadable (as a read that came back wrong would be).
+    // The record is there but unreadable (as a read that came back wrong would be): no kind,
+    // in either form.
     let _: i64 = redis::cmd("HDEL")
         .arg(&record)
         .arg("kind")
+        .arg(PACKED_FIELD)
         .query_async(&mut raw)
         .await
         .unwrap();
@@ -2442,15 +2601,13 @@ async fn assert_fair_counts(s: &Setup, when: &str) {
     }
     let mut want: std::collections::BTreeMap<String, i64> = Default::default();
     for id in &ids {
-        let f: (Option<String>, Option<String>) = redis::cmd("HMGET")
-            .arg(format!("t:job:{id}"))
-            .arg("account")
-            .arg("state")
-            .query_async(&mut conn)
+        let f = job_fields(&mut conn, &format!("t:job:{id}"), &["account", "state"])
             .await
             .unwrap();
-        if let (Some(account), Some("queued")) = (f.0, f.1.as_deref()) {
-            *want.entry(account).or_default() += 1;
+        if let [Some(account), Some(state)] = &f[..] {
+            if state == "queued" {
+                *want.entry(account.clone()).or_default() += 1;
+            }
         }
     }
     let fair = fair_hash(&mut conn).await;
@@ -2491,10 +2648,19 @@ async fn the_fair_counts_follow_every_way_a_job_leaves_its_lane() {
     assert_fair_counts(&s, "after a cancel").await;
     // A head that cannot finish in time any more is failed by the claim, not run.
     let mut conn = s.raw().await;
+    // Its deadline, in the packed field (the 5th of helpers.lua's PACKED_AT), packed again
+    // as cmsgpack packs it (each value a MessagePack string).
+    let key = format!("t:job:{}", jobs[0].id);
+    let mut values = job_fields(&mut conn, &key, &PACKED_FIELDS).await.unwrap();
+    values[4] = Some("1".into());
+    let mut packed = Vec::new();
+    for v in values {
+        rmp_serde::encode::write(&mut packed, &v.unwrap_or_default()).unwrap();
+    }
     let _: () = redis::cmd("HSET")
-        .arg(format!("t:job:{}", jobs[0].id))
-        .arg("deadline")
-        .arg(1)
+        .arg(&key)
+        .arg(PACKED_FIELD)
+        .arg(packed)
         .query_async(&mut conn)
         .await
         .unwrap();
