@@ -21,7 +21,9 @@
 //!   launch below it bumps its head there ([`barrier_rows`]); a row of spikes and solid blocks
 //!   across the whole map kills a bird more than 6 px into it, so flights from above it end
 //!   there ([`deadly_floor_rows`]), and nothing below it is reached from there (the spike
-//!   tiles over rock are ground to the envelope). Other walls and hazards are still ignored.
+//!   tiles over rock are ground to the envelope); met from below, such a row kills a bird
+//!   rising into it before it gets through, so it caps those flights as a roof does
+//!   ([`ceiling_rows`]). Other walls and hazards are still ignored.
 //! - **Horizontally** the bird never moves more than `RUN_SPEED` sub-units a tick (its speed
 //!   only approaches a wanted speed of at most that). A platform's carry adds nothing: the
 //!   engine carries only a bird that landed on the platform on the tick before (`riding` is
@@ -183,6 +185,20 @@ pub fn barrier_rows(map: &Map) -> Vec<bool> {
     (0..map.height())
         .map(|y| (0..w).all(|x| solid[(y * w + x) as usize]))
         .collect()
+}
+
+/// Per row of the map: whether no bird below it ever gets above it alive: a roof
+/// ([`barrier_rows`]), or a row of spikes and solid blocks across the map
+/// ([`deadly_floor_rows`]) met from below. Rising into such a row, the bird's top edge passes
+/// the 24 px between 8 px above the row's top and the row's bottom, where its 14 px overlap the
+/// spikes' deadly band (the lower 10 px); it rises at most [`step_up`] a tick, less than that, so
+/// some tick ends with it inside the band, over a spike tile (it cannot overlap the solid ones),
+/// and dead: hazards are checked at every tick's end. So such a row caps every flight from below
+/// as a roof does (`levels/probes/guest-spike-ceiling-across`: a spring under a ceiling of
+/// spikes, searched until the time limit while only solid rows capped a flight).
+pub fn ceiling_rows(map: &Map) -> Vec<bool> {
+    // Every roof row is also a deadly one (solid for good is allowed there).
+    deadly_floor_rows(map)
 }
 
 /// The most a bird's hitbox moves in one tick, each way: its own speed (at most `RUN_SPEED`
@@ -554,7 +570,7 @@ pub fn prove(map: &Map) -> Proof {
     let mut ls = Launches {
         keys: BTreeMap::new(),
         list: Vec::new(),
-        barriers: barrier_rows(map),
+        barriers: ceiling_rows(map),
         floors: deadly_floor_rows(map),
     };
     let mut sites: Vec<Site> = Vec::new();
@@ -825,4 +841,16 @@ pub fn prove(map: &Map) -> Proof {
     proof.reached = reached.iter().filter(|&&r| r).count();
     proof.nest_reachable = false;
     proof
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `ceiling_rows`' argument: no tick's rise (the strongest spring, a platform's carry and
+    /// its lift) passes the 24 px in which a bird's hitbox overlaps a spike's deadly band.
+    #[test]
+    fn no_rise_of_one_tick_passes_the_deadly_band_of_spikes() {
+        assert!(step_up() < PLAYER_H + 10 * SUB, "{}", step_up());
+    }
 }

@@ -240,6 +240,10 @@ fn guest_probes_are_decided_as_their_truth() {
         // Searched until the time limit while the bound counted every crack open.
         ("guest-serpentine-11-sealed-cracks", Proof::ReplayLimit),
         ("guest-column-serpentine-cracked-roof", Proof::ReplayLimit),
+        // Written 2026-12-07 20:05 UTC, the twelfth round. A ceiling of spikes across the map
+        // over a spring: searched until the time limit (457,437 states, 16.2 s) while the
+        // envelope knew such a row only from above.
+        ("guest-spike-ceiling-across", Proof::JumpEnvelope),
     ];
     let undecided = [
         // The roof of guest-tunnel-hole-5 with one tile open: the envelope's roof must span
@@ -351,6 +355,8 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-hovering-marmots",
         "guest-elevator-bank",
         "guest-serpentine-11-sealed-cracks",
+        // The twelfth round (2026-12-07): the ceiling of spikes' proof.
+        "guest-spike-ceiling-across",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         let one = plan_for(&map, 60.0, 1);
@@ -722,6 +728,27 @@ fn the_calm_searchs_budget_counts_its_looks_for_targets() {
     );
     // Checked between stands: past the budget by at most one stand's moves.
     assert!(run.work_ticks <= budget + 3 * 160_000, "{run:?}");
+}
+
+/// `guest-spike-ceiling-across` (the twelfth round): a row of spikes across the map but for the
+/// rock the nest stands on, and under it a spring that throws the bird through it. Rising into
+/// the row, the bird ends some tick inside the spikes' deadly band (its fastest rise is half
+/// the band), so nothing below the row gets above it alive. The jump envelope knew such a row
+/// only as a floor for flights from above, the relaxed check ignores hazards, and the level was
+/// searched until the time limit (457,437 states, 16.2 s); now the row caps flights from below
+/// as a roof does (`envelope::ceiling_rows`), and the proof comes before any search. Its twin
+/// with three tiles of the row open over the spring is won, and not proved.
+#[test]
+fn a_ceiling_of_spikes_across_the_map_is_proved() {
+    use horst_planner::Proof;
+    let map = load(&root().join("levels/probes/guest-spike-ceiling-across.map"));
+    let rep = plan_for(&map, 5.0, 2);
+    assert_eq!(rep.reason(), Some(UnresolvedReason::Unreachable), "{rep:?}");
+    assert_eq!(rep.proof, Some(Proof::JumpEnvelope));
+    assert_eq!(rep.expanded, 0);
+    let twin = load(&root().join("levels/probes/guest-spike-ceiling-three-gap.map"));
+    assert!(!horst_planner::envelope::prove(&twin).unreachable());
+    assert!(plan_for(&twin, 60.0, 2).won());
 }
 
 /// `guest-crumble-1-ladder`: ten crumbling ledges of delay 1 up a shaft one tile wide, each gone
