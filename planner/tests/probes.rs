@@ -240,10 +240,13 @@ fn guest_probes_are_decided_as_their_truth() {
         // Searched until the time limit while the bound counted every crack open.
         ("guest-serpentine-11-sealed-cracks", Proof::ReplayLimit),
         ("guest-column-serpentine-cracked-roof", Proof::ReplayLimit),
-        // Written 2026-12-07 20:05 UTC, the twelfth round. A ceiling of spikes across the map
-        // over a spring: searched until the time limit (457,437 states, 16.2 s) while the
-        // envelope knew such a row only from above.
+        // Written 2026-12-07 20:05-20:25 UTC, the twelfth round. A ceiling of spikes across the
+        // map over a spring: searched until the time limit (457,437 states, 16.2 s) while the
+        // envelope knew such a row only from above. A cracked door whose every pebble stops at
+        // a tile of rock in front of it. A hole of 9 in a corridor 3 rows high (8 is won).
         ("guest-spike-ceiling-across", Proof::JumpEnvelope),
+        ("guest-crack-door-shielded", Proof::RelaxedGraph),
+        ("guest-corridor-3-hole-9", Proof::JumpEnvelope),
     ];
     let undecided = [
         // The roof of guest-tunnel-hole-5 with one tile open: the envelope's roof must span
@@ -355,7 +358,12 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-hovering-marmots",
         "guest-elevator-bank",
         "guest-serpentine-11-sealed-cracks",
-        // The twelfth round (2026-12-07): the ceiling of spikes' proof.
+        // The twelfth round (2026-12-07): four lifts to wait for, sixteen ferries, a long maze, a
+        // walk off and a correction, the ceiling of spikes' proof.
+        "guest-lift-chain-128",
+        "guest-ferry-relay-512",
+        "guest-key-maze",
+        "guest-walk-off-tuck-under",
         "guest-spike-ceiling-across",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
