@@ -7,7 +7,8 @@
 //!
 //! - **Launch sites** are the places where the bird's vertical motion starts afresh: a run of
 //!   ground (any open or cracked cell above a solid, one-way or cracked block), a moving
-//!   platform's whole path, a spring, every place along an enemy's path where it could be
+//!   platform's whole path (one site on each side of a ceiling row it crosses, see
+//!   [`ceiling_rows`]: no rider is carried through one alive), a spring, every place along an enemy's path where it could be
 //!   stomped, and the start.
 //! - From a launch, the **vertical** motion is followed exactly, tick by tick, for every
 //!   sequence of jump presses and releases (the egg boost, the jump cut, the coyote time, and a
@@ -21,7 +22,9 @@
 //!   launch below it bumps its head there ([`barrier_rows`]); a row of spikes and solid blocks
 //!   across the whole map kills a bird more than 6 px into it, so flights from above it end
 //!   there ([`deadly_floor_rows`]), and nothing below it is reached from there (the spike
-//!   tiles over rock are ground to the envelope). Other walls and hazards are still ignored.
+//!   tiles over rock are ground to the envelope); met from below, such a row kills a bird
+//!   rising into it before it gets through, so it caps those flights as a roof does
+//!   ([`ceiling_rows`]). Other walls and hazards are still ignored.
 //! - **Horizontally** the bird never moves more than `RUN_SPEED` sub-units a tick (its speed
 //!   only approaches a wanted speed of at most that). A platform's carry adds nothing: the
 //!   engine carries only a bird that landed on the platform on the tick before (`riding` is
@@ -183,6 +186,20 @@ pub fn barrier_rows(map: &Map) -> Vec<bool> {
     (0..map.height())
         .map(|y| (0..w).all(|x| solid[(y * w + x) as usize]))
         .collect()
+}
+
+/// Per row of the map: whether no bird below it ever gets above it alive: a roof
+/// ([`barrier_rows`]), or a row of spikes and solid blocks across the map
+/// ([`deadly_floor_rows`]) met from below. Rising into such a row, the bird's top edge passes
+/// the 24 px between 8 px above the row's top and the row's bottom, where its 14 px overlap the
+/// spikes' deadly band (the lower 10 px); it rises at most [`step_up`] a tick, less than that, so
+/// some tick ends with it inside the band, over a spike tile (it cannot overlap the solid ones),
+/// and dead: hazards are checked at every tick's end. So such a row caps every flight from below
+/// as a roof does (`levels/probes/guest-spike-ceiling-across`: a spring under a ceiling of
+/// spikes, searched until the time limit while only solid rows capped a flight).
+pub fn ceiling_rows(map: &Map) -> Vec<bool> {
+    // Every roof row is also a deadly one (solid for good is allowed there).
+    deadly_floor_rows(map)
 }
 
 /// The most a bird's hitbox moves in one tick, each way: its own speed (at most `RUN_SPEED`
@@ -497,6 +514,22 @@ struct Launches {
 }
 
 impl Launches {
+    /// A site the bird arrives at anyhow (not only by landing, no enemy to get above): its
+    /// hitbox's left edge in `xa..=xb`, its top edge in `ya..=yb`, launched with `vert`.
+    fn site(&mut self, (xa, xb): (i32, i32), (ya, yb): (i32, i32), vert: Vert, held: bool) -> Site {
+        let (launch, row) = self.key(ya, yb, vert, held);
+        Site {
+            launch,
+            row,
+            xa,
+            xb,
+            ya,
+            yb,
+            above: None,
+            ground: false,
+        }
+    }
+
     /// The launch of a flight whose top edge starts in `y0..=y1` (absolute), and its row.
     fn key(&mut self, y0: i32, y1: i32, vert: Vert, held_either: bool) -> (usize, i32) {
         let row = y0.div_euclid(TILE);
@@ -554,10 +587,11 @@ pub fn prove(map: &Map) -> Proof {
     let mut ls = Launches {
         keys: BTreeMap::new(),
         list: Vec::new(),
-        barriers: barrier_rows(map),
+        barriers: ceiling_rows(map),
         floors: deadly_floor_rows(map),
     };
     let mut sites: Vec<Site> = Vec::new();
+    let ceiling: Vec<i32> = (0..h).filter(|&r| ls.barriers[r as usize]).collect();
     let x_max = w * TILE - PLAYER_W;
     let clamp_x = |a: i32, b: i32| (a.max(0), b.min(x_max));
     // The start: the bird stands on the bottom of its tile, not yet on the ground.
@@ -569,17 +603,7 @@ pub fn prove(map: &Map) -> Proof {
             on_ground: false,
             ..ground
         };
-        let (launch, row) = ls.key(y, y, vert, false);
-        sites.push(Site {
-            launch,
-            row,
-            xa: x,
-            xb: x,
-            ya: y,
-            yb: y,
-            above: None,
-            ground: false,
-        });
+        sites.push(ls.site((x, x), (y, y), vert, false));
     }
     // Runs of ground, also on top of the map's first row.
     for y in -1..h - 1 {
@@ -624,16 +648,10 @@ pub fn prove(map: &Map) -> Proof {
             y0 - PLAYER_H + 1,
             y1 + STOMP_TOLERANCE - PLAYER_H + MAX_FALL,
         );
-        let (launch, row) = ls.key(ya, yb, bounce, true);
+        let site = ls.site((xa, xb), (ya, yb), bounce, true);
         sites.push(Site {
-            launch,
-            row,
-            xa,
-            xb,
-            ya,
-            yb,
             above: Some(y1 + STOMP_TOLERANCE - PLAYER_H),
-            ground: false,
+            ..site
         });
     };
     for e in map.entities() {
@@ -664,18 +682,25 @@ pub fn prove(map: &Map) -> Proof {
                 let (px0, px1) = (e.x.min(e.x + dx) * TILE, e.x.max(e.x + dx) * TILE);
                 let (py0, py1) = (e.y.min(e.y + dy) * TILE, e.y.max(e.y + dy) * TILE);
                 let (xa, xb) = clamp_x(px0 - PLAYER_W + 1, px1 + pw - 1);
-                let (ya, yb) = (py0 - PLAYER_H, py1 - PLAYER_H);
-                let (launch, row) = ls.key(ya, yb, ground, false);
-                sites.push(Site {
-                    launch,
-                    row,
-                    xa,
-                    xb,
-                    ya,
-                    yb,
-                    above: None,
-                    ground: false,
-                });
+                // A rider is never carried through a ceiling row: into it, it is crushed or
+                // dies in the spikes' deadly band (its feet more than 6 px into the row, its top
+                // above the row's bottom). So the path is a launch site on each side of such a
+                // row, not one across it (`levels/probes/guest-lift-through-spike-ceiling`).
+                let mut parts = vec![(py0 - PLAYER_H, py1 - PLAYER_H)];
+                for &r in &ceiling {
+                    let (lo, hi) = (r * TILE + 6 * SUB - PLAYER_H, (r + 1) * TILE);
+                    parts = parts
+                        .into_iter()
+                        .flat_map(|(a, b)| {
+                            let below = (b >= hi).then_some((a.max(hi), b));
+                            [(a <= lo).then_some((a, b.min(lo))), below]
+                        })
+                        .flatten()
+                        .collect();
+                }
+                for ys in parts {
+                    sites.push(ls.site((xa, xb), ys, ground, false));
+                }
             }
             EntityKind::Spring => {
                 // Touching the spring's box (lower half of its tile, 2 px in) while not rising.
@@ -691,17 +716,7 @@ pub fn prove(map: &Map) -> Proof {
                     rising: false,
                     coyote: 0,
                 };
-                let (launch, row) = ls.key(ya, yb, vert, true);
-                sites.push(Site {
-                    launch,
-                    row,
-                    xa,
-                    xb,
-                    ya,
-                    yb,
-                    above: None,
-                    ground: false,
-                });
+                sites.push(ls.site((xa, xb), (ya, yb), vert, true));
             }
             _ => {}
         }
@@ -825,4 +840,16 @@ pub fn prove(map: &Map) -> Proof {
     proof.reached = reached.iter().filter(|&&r| r).count();
     proof.nest_reachable = false;
     proof
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `ceiling_rows`' argument: no tick's rise (the strongest spring, a platform's carry and
+    /// its lift) passes the 24 px in which a bird's hitbox overlaps a spike's deadly band.
+    #[test]
+    fn no_rise_of_one_tick_passes_the_deadly_band_of_spikes() {
+        assert!(step_up() < PLAYER_H + 10 * SUB, "{}", step_up());
+    }
 }

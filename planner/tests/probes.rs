@@ -240,6 +240,16 @@ fn guest_probes_are_decided_as_their_truth() {
         // Searched until the time limit while the bound counted every crack open.
         ("guest-serpentine-11-sealed-cracks", Proof::ReplayLimit),
         ("guest-column-serpentine-cracked-roof", Proof::ReplayLimit),
+        // Written 2026-12-07 20:05-20:25 UTC, the twelfth round. A ceiling of spikes across the
+        // map over a spring: searched until the time limit (457,437 states, 16.2 s) while the
+        // envelope knew such a row only from above. A cracked door whose every pebble stops at
+        // a tile of rock in front of it. A hole of 9 in a corridor 3 rows high (8 is won).
+        ("guest-spike-ceiling-across", Proof::JumpEnvelope),
+        // The same ceiling with a lift through it: the lift's whole path was one launch site,
+        // reached below the row (336,386 states, 16.2 s, time_limit).
+        ("guest-lift-through-spike-ceiling", Proof::JumpEnvelope),
+        ("guest-crack-door-shielded", Proof::RelaxedGraph),
+        ("guest-corridor-3-hole-9", Proof::JumpEnvelope),
     ];
     let undecided = [
         // The roof of guest-tunnel-hole-5 with one tile open: the envelope's roof must span
@@ -351,6 +361,14 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-hovering-marmots",
         "guest-elevator-bank",
         "guest-serpentine-11-sealed-cracks",
+        // The twelfth round (2026-12-07): four lifts to wait for, sixteen ferries, a long maze, a
+        // walk off and a correction, the ceiling of spikes' proof.
+        "guest-lift-chain-128",
+        "guest-ferry-relay-512",
+        "guest-key-maze",
+        "guest-walk-off-tuck-under",
+        "guest-spike-ceiling-across",
+        "guest-lift-through-spike-ceiling",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         let one = plan_for(&map, 60.0, 1);
@@ -722,6 +740,47 @@ fn the_calm_searchs_budget_counts_its_looks_for_targets() {
     );
     // Checked between stands: past the budget by at most one stand's moves.
     assert!(run.work_ticks <= budget + 3 * 160_000, "{run:?}");
+}
+
+/// `guest-spike-ceiling-across` (the twelfth round): a row of spikes across the map but for the
+/// rock the nest stands on, and under it a spring that throws the bird through it. Rising into
+/// the row, the bird ends some tick inside the spikes' deadly band (its fastest rise is half
+/// the band), so nothing below the row gets above it alive. The jump envelope knew such a row
+/// only as a floor for flights from above, the relaxed check ignores hazards, and the level was
+/// searched until the time limit (457,437 states, 16.2 s); now the row caps flights from below
+/// as a roof does (`envelope::ceiling_rows`), and the proof comes before any search.
+/// `guest-lift-through-spike-ceiling`, written after that fix: the same with a lift through the
+/// row. A rider carried into it dies (or is crushed under its rock), but the envelope took the
+/// lift's whole path as one launch site, reached below the row, so it launched from the top too
+/// (336,386 states, 16.2 s); the path is now a site on each side of every ceiling row. The
+/// twins with the row open over the spring and around the lift are won, and not proved.
+#[test]
+fn a_ceiling_of_spikes_across_the_map_is_proved() {
+    use horst_planner::Proof;
+    for (name, twin) in [
+        (
+            "guest-spike-ceiling-across",
+            "guest-spike-ceiling-three-gap",
+        ),
+        (
+            "guest-lift-through-spike-ceiling",
+            "guest-lift-through-spike-gap",
+        ),
+    ] {
+        let map = load(&root().join(format!("levels/probes/{name}.map")));
+        let rep = plan_for(&map, 5.0, 2);
+        assert_eq!(
+            rep.reason(),
+            Some(UnresolvedReason::Unreachable),
+            "{name}: {rep:?}"
+        );
+        assert_eq!(rep.proof, Some(Proof::JumpEnvelope), "{name}");
+        assert_eq!(rep.expanded, 0, "{name}");
+        let twin_map = load(&root().join(format!("levels/probes/{twin}.map")));
+        let proof = horst_planner::envelope::prove(&twin_map);
+        assert!(!proof.unreachable(), "{twin}");
+        assert!(plan_for(&twin_map, 60.0, 2).won(), "{twin}");
+    }
 }
 
 /// `guest-crumble-1-ladder`: ten crumbling ledges of delay 1 up a shaft one tile wide, each gone

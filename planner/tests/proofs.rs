@@ -412,6 +412,76 @@ proptest! {
     }
 }
 
+/// A level under a ceiling of spikes: row `r` spikes across the map but for some rock, and
+/// below it springs of every strength (the strongest throws the bird 12.1 px a tick), ledges
+/// and a lift rising through the row at up to the fastest speed. The row, its index.
+fn arb_spike_ceiling() -> impl Strategy<Value = (String, u64, usize)> {
+    (8usize..20, 10usize..20, any::<u64>()).prop_map(|(w, h, seed)| {
+        let mut next = xorshift(seed | 1);
+        let mut grid = vec![vec![b'.'; w]; h];
+        let r = 1 + next(5) as usize;
+        for c in grid[r].iter_mut() {
+            *c = if next(4) == 0 { b'#' } else { b'^' };
+        }
+        for row in grid.iter_mut().take(h - 2).skip(r + 3) {
+            if next(3) == 0 {
+                let x = next(w as u64) as usize;
+                for c in row.iter_mut().skip(x).take(1 + next(4) as usize) {
+                    *c = b'-';
+                }
+            }
+        }
+        grid[h - 1].iter_mut().for_each(|c| *c = b'G');
+        let mut ents = vec![format!("start 1 {}", h - 2), format!("nest {} 0", w - 1)];
+        for _ in 0..1 + next(3) {
+            let x = 2 + next(w as u64 - 2);
+            ents.push(format!("spring {x} {} strength={}", h - 2, 2 + next(11)));
+        }
+        let (x, y) = (
+            next(w as u64 - 1),
+            r + 2 + next((h - r - 3) as u64) as usize,
+        );
+        ents.push(format!(
+            "platform {x} {y} dx=0 dy=-{} width=1 speed={}",
+            y - next(r as u64 + 1) as usize,
+            1 + next(16)
+        ));
+        (level_text(w, h, &grid, &ents), seed, r)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// The jump envelope caps flights from below at a row of spikes and solid blocks across the
+    /// map (`envelope::ceiling_rows`): in random runs under such a row, launched by springs of
+    /// every strength and lifted through it by a lift, the bird never ends a tick alive with its
+    /// top edge above the row's bottom, and no tile it touched alive, made the nest, is proved
+    /// unreachable.
+    #[test]
+    fn no_bird_gets_through_a_ceiling_of_spikes_alive((text, seed, r) in arb_spike_ceiling()) {
+        let Ok(map) = parse_map(&text) else { return Ok(()) };
+        let mut next = xorshift(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut sim = Sim::new(&map, seed as u32);
+        let actions = [8u8, 9, 0, 1, 4, 5, 12, 13, 16, 17];
+        'run: for _ in 0..60 {
+            let a = actions[next(actions.len() as u64) as usize];
+            for _ in 0..1 + next(20) {
+                sim.step(a);
+                if sim.status() != Status::Running {
+                    break 'run;
+                }
+                let y = sim.player().y;
+                prop_assert!(y >= (r as i32 + 1) * TILE, "alive at y {y} above row {r}:\n{text}");
+            }
+        }
+        for &((tx, ty), _) in touched_tiles(&map, seed, 40, &actions, 20).iter().take(4) {
+            let Some((moved, m2)) = with_nest_at(&text, &map, tx, ty) else { continue };
+            prop_assert!(!prove(&m2).unreachable(), "envelope, nest at {tx},{ty}:\n{}", moved);
+        }
+    }
+}
+
 /// The search reads the world from `Sim::state_bytes` (the layout of engine/FORMAT.md). On a
 /// level with every kind of moving thing, the bytes it reads end exactly where the berries
 /// begin.

@@ -101,7 +101,7 @@ impl Level {
 }
 
 /// The classes, each around one mechanic.
-pub const CLASSES: [&str; 12] = [
+pub const CLASSES: [&str; 13] = [
     "crumbling-stair-hole",
     "lift-shaft",
     "far-platform",
@@ -114,6 +114,7 @@ pub const CLASSES: [&str; 12] = [
     "mixed-tower",
     "low-corridor",
     "lift-ledges",
+    "spike-ceiling",
 ];
 
 /// Level `index` of class `class` (an index into `CLASSES`). The start is on the floor at the
@@ -132,6 +133,7 @@ pub fn level(class: usize, index: u64) -> Level {
         "flyers" => flyers(&mut r),
         "low-corridor" => low_corridor(&mut r),
         "lift-ledges" => lift_ledges(&mut r),
+        "spike-ceiling" => spike_ceiling(&mut r),
         _ => mixed(&mut r),
     }
 }
@@ -333,6 +335,45 @@ fn lift_ledges(r: &mut Rng) -> Level {
         l.set(r.range(0, wi - 1), row, b'.');
     }
     l.start = (1, (top - 1) as usize);
+    l
+}
+
+/// A row of spikes across the room (some of its tiles rock, one time in four a tile open) with
+/// ground above it, and below it springs of every strength, ledges up to the row and a lift
+/// rising up to it or through it at every speed: the jump envelope caps flights from below
+/// at such a row (`envelope::ceiling_rows`), so a bird must never get above a closed one.
+fn spike_ceiling(r: &mut Rng) -> Level {
+    let (w, h) = (r.range(12, 40) as usize, r.range(14, 40) as usize);
+    let mut l = Level::new(w, h);
+    let (wi, hi) = (w as i64, h as i64);
+    let row = r.range(3, hi - 9);
+    for x in 0..wi {
+        l.set(x, row, if r.next(4) == 0 { b'#' } else { b'^' });
+    }
+    if r.next(4) == 0 {
+        l.set(r.range(2, wi - 1), row, b'.');
+    }
+    for x in 0..r.range(2, wi) {
+        l.set(x, row - 1 - r.range(0, 1), b'G');
+    }
+    for _ in 0..r.range(1, 3) {
+        let x = r.range(2, wi - 1);
+        l.ents
+            .push(format!("spring {x} {} strength={}", hi - 2, r.range(2, 12)));
+    }
+    for _ in 0..r.range(0, 3) {
+        let (x, y) = (r.range(0, wi - 3), r.range(row + 2, hi - 3));
+        for dx in 0..3 {
+            l.set(x + dx, y, [b'G', b'-', b'~'][r.next(3) as usize]);
+        }
+    }
+    let (x, y) = (r.range(2, wi - 2), r.range(row + 2, hi - 2));
+    let top = r.range(0, row + 1).min(y - 1).max(y - 32);
+    l.ents.push(format!(
+        "platform {x} {y} dx=0 dy={} speed={} width=1",
+        top - y,
+        r.range(1, 16)
+    ));
     l
 }
 
