@@ -169,26 +169,40 @@ async fn job(app: &App, cmd: JobCommand) -> ExitCode {
                 account,
                 offset,
                 limit,
+                json,
             } => {
                 let filter = job_control::JobFilter {
                     state,
                     kind,
                     account,
                 };
-                job_control::list_jobs(queue, &filter, offset, limit)
-                    .await
-                    .map(|page| {
+                match job_control::list_jobs(queue, &filter, offset, limit).await {
+                    Ok(page) => queue.now_ms().await.map_err(Into::into).map(|now| {
                         if let Some(next) = page.next_offset {
                             note!("horst: more jobs; next page: --offset {next}");
                         }
-                        json_lines(&page.items)
-                    })
+                        if json {
+                            json_lines(&page.items)
+                        } else {
+                            if page.items.is_empty() {
+                                note!("horst: no jobs match");
+                            }
+                            crate::job_text::table(&page.items, now)
+                        }
+                    }),
+                    Err(e) => Err(e),
+                }
             }
-            JobCommand::Show { id } => job_control::show_job(queue, &id)
-                .await
-                .and_then(|row| {
-                    serde_json::to_string_pretty(&row).map_err(horst_gateway::ToolError::internal)
-                }),
+            JobCommand::Show { id, json } => match job_control::show_job(queue, &id).await {
+                Ok(row) if json => serde_json::to_string_pretty(&row)
+                    .map_err(horst_gateway::ToolError::internal),
+                Ok(row) => queue
+                    .now_ms()
+                    .await
+                    .map_err(Into::into)
+                    .map(|now| crate::job_text::show(&row, now)),
+                Err(e) => Err(e),
+            },
             JobCommand::Cancel {
                 account: Some(account),
                 reason,
@@ -527,9 +541,9 @@ async fn rating(app: &App, cmd: RatingCommand) -> ExitCode {
 
 #[derive(Subcommand, Debug)]
 pub enum JobCommand {
-    /// Jobs as JSON lines, newest first: with --account that account's recent jobs; without
-    /// it, with --state failed or cancelled those of every account (newest end first), else
-    /// the ones waiting and running now.
+    /// Jobs as a table, newest first (times in UTC, waits and run times in words): with
+    /// --account that account's recent jobs; without it, with --state failed or cancelled
+    /// those of every account (newest end first), else the ones waiting and running now.
     List {
         /// queued, running, succeeded, failed or cancelled.
         #[arg(long)]
@@ -547,12 +561,19 @@ pub enum JobCommand {
         /// Page size, 1-500.
         #[arg(long, default_value_t = 50, value_parser = page_size::<500>)]
         limit: usize,
+        /// Print JSON lines instead (as GET /api/admin/jobs answers: times in Unix ms).
+        #[arg(long)]
+        json: bool,
     },
-    /// One job with its timeline (admitted, started, ended, worker, wait) and progress.
+    /// One job with its timeline (admitted, started, ended in UTC, with their age; worker;
+    /// wait and run time) and progress.
     Show {
         /// The job's id (job_...), as the logs, the job list and the agent's answer name it.
         #[arg(value_parser = id_arg)]
         id: String,
+        /// Print JSON instead (as the REST admin API answers: times in Unix ms).
+        #[arg(long)]
+        json: bool,
     },
     /// Cancel a queued job (dropped, nothing charged) or a running one (stopped within
     /// 100 ms, stays charged). Its caller is told at once, with the reason. Audited.

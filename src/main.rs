@@ -19,6 +19,7 @@ static GLOBAL: horst_allocator::MiMalloc = horst_allocator::MiMalloc;
 
 mod admin;
 mod house_cli;
+mod job_text;
 mod map_cli;
 mod play;
 mod redis_setup;
