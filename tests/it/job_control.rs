@@ -749,6 +749,20 @@ async fn the_cli_says_a_jobs_times_in_utc_and_json_keeps_the_milliseconds() {
     let (out, err) = cli(args(&["job", "list", "--state", "running"])).await;
     assert_eq!(out, "", "{out}");
     assert!(err.contains("no jobs match"), "{err}");
+
+    // An id with no record says why there may be none, as `job cancel` does (it said only
+    // "check the id", though a finished job's record expires).
+    let app2 = app.clone();
+    let (ok, _, err) = tokio::task::spawn_blocking(move || {
+        crate::accounts::admin_cli(&app2, &["job", "show", "job_gone"], "")
+    })
+    .await
+    .unwrap();
+    assert!(!ok, "{err}");
+    assert!(
+        err.contains("not_found: no job job_gone") && err.contains("queue.job_retention_hours"),
+        "{err}"
+    );
 }
 
 /// The admin page's job view, signed in with the admin token: one account's jobs come 100 a
