@@ -239,6 +239,9 @@ async fn queue_view(app: &App) -> Result<String, horst_gateway::ToolError> {
     serde_json::to_string_pretty(&view).map_err(horst_gateway::ToolError::internal)
 }
 
+/// How often `level recheck` says the state of the job it waits for.
+const RECHECK_PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Queues a recheck and (unless `no_wait`) waits for its job (`horst_operator::wait_recheck`,
 /// the same wait as the REST API's), printing the recorded check on stdout. A failing check
 /// exits 1.
@@ -262,7 +265,30 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
     }
     let started = std::time::Instant::now();
     let limit = operator::recheck_limit(config);
-    let done = match operator::wait_recheck(store, queue, revision, &job, limit).await {
+    let wait = operator::wait_recheck(store, queue, revision, &job, limit);
+    tokio::pin!(wait);
+    // The wait may last the whole limit (75 s by default) when no worker takes the job: every
+    // few seconds the job's state is said, so a silent terminal does not read as a hang.
+    let mut every = tokio::time::interval_at(
+        tokio::time::Instant::now() + RECHECK_PROGRESS_EVERY,
+        RECHECK_PROGRESS_EVERY,
+    );
+    let done = loop {
+        tokio::select! {
+            done = &mut wait => break done,
+            _ = every.tick() => {
+                if let Ok(Some(r)) = queue.get(&job).await {
+                    note!(
+                        "horst:   still {} after {} s (at most {} s)",
+                        r.state.as_str(),
+                        started.elapsed().as_secs(),
+                        limit.as_secs()
+                    );
+                }
+            }
+        }
+    };
+    let done = match done {
         Ok(d) => d,
         Err(e) => return report::<Failure>(Err(Failure(e))),
     };
@@ -297,11 +323,21 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
             }
         }
         None => {
+            // A job that failed without starting timed out in the queue: nobody took it.
+            let unstarted = done.failure.is_some()
+                && matches!(queue.get(&job).await, Ok(Some(r)) if r.started_at_ms.is_none());
             let why = done
                 .failure
                 .map(|f| format!("{}: {}", f.code, f.message))
                 .unwrap_or_else(|| done.state.to_string());
-            note!("horst: the recheck gave no verdict ({why}); nothing was recorded; try again");
+            let hint = if unstarted {
+                "; is a worker running with a free slot (horst admin status, horst admin queue)?"
+            } else {
+                ""
+            };
+            note!(
+                "horst: the recheck gave no verdict ({why}); nothing was recorded{hint}; try again"
+            );
             ExitCode::from(1)
         }
     }
