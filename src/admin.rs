@@ -169,26 +169,40 @@ async fn job(app: &App, cmd: JobCommand) -> ExitCode {
                 account,
                 offset,
                 limit,
+                json,
             } => {
                 let filter = job_control::JobFilter {
                     state,
                     kind,
                     account,
                 };
-                job_control::list_jobs(queue, &filter, offset, limit)
-                    .await
-                    .map(|page| {
+                match job_control::list_jobs(queue, &filter, offset, limit).await {
+                    Ok(page) => queue.now_ms().await.map_err(Into::into).map(|now| {
                         if let Some(next) = page.next_offset {
                             note!("horst: more jobs; next page: --offset {next}");
                         }
-                        json_lines(&page.items)
-                    })
+                        if json {
+                            json_lines(&page.items)
+                        } else {
+                            if page.items.is_empty() {
+                                note!("horst: no jobs match");
+                            }
+                            crate::job_text::table(&page.items, now)
+                        }
+                    }),
+                    Err(e) => Err(e),
+                }
             }
-            JobCommand::Show { id } => job_control::show_job(queue, &id)
-                .await
-                .and_then(|row| {
-                    serde_json::to_string_pretty(&row).map_err(horst_gateway::ToolError::internal)
-                }),
+            JobCommand::Show { id, json } => match job_control::show_job(queue, &id).await {
+                Ok(row) if json => serde_json::to_string_pretty(&row)
+                    .map_err(horst_gateway::ToolError::internal),
+                Ok(row) => queue
+                    .now_ms()
+                    .await
+                    .map_err(Into::into)
+                    .map(|now| crate::job_text::show(&row, now)),
+                Err(e) => Err(e),
+            },
             JobCommand::Cancel {
                 account: Some(account),
                 reason,
@@ -225,6 +239,9 @@ async fn queue_view(app: &App) -> Result<String, horst_gateway::ToolError> {
     serde_json::to_string_pretty(&view).map_err(horst_gateway::ToolError::internal)
 }
 
+/// How often `level recheck` says the state of the job it waits for.
+const RECHECK_PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Queues a recheck and (unless `no_wait`) waits for its job (`horst_operator::wait_recheck`,
 /// the same wait as the REST API's), printing the recorded check on stdout. A failing check
 /// exits 1.
@@ -248,7 +265,30 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
     }
     let started = std::time::Instant::now();
     let limit = operator::recheck_limit(config);
-    let done = match operator::wait_recheck(store, queue, revision, &job, limit).await {
+    let wait = operator::wait_recheck(store, queue, revision, &job, limit);
+    tokio::pin!(wait);
+    // The wait may last the whole limit (75 s by default) when no worker takes the job: every
+    // few seconds the job's state is said, so a silent terminal does not read as a hang.
+    let mut every = tokio::time::interval_at(
+        tokio::time::Instant::now() + RECHECK_PROGRESS_EVERY,
+        RECHECK_PROGRESS_EVERY,
+    );
+    let done = loop {
+        tokio::select! {
+            done = &mut wait => break done,
+            _ = every.tick() => {
+                if let Ok(Some(r)) = queue.get(&job).await {
+                    note!(
+                        "horst:   still {} after {} s (at most {} s)",
+                        r.state.as_str(),
+                        started.elapsed().as_secs(),
+                        limit.as_secs()
+                    );
+                }
+            }
+        }
+    };
+    let done = match done {
         Ok(d) => d,
         Err(e) => return report::<Failure>(Err(Failure(e))),
     };
@@ -283,11 +323,21 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
             }
         }
         None => {
+            // A job that failed without starting timed out in the queue: nobody took it.
+            let unstarted = done.failure.is_some()
+                && matches!(queue.get(&job).await, Ok(Some(r)) if r.started_at_ms.is_none());
             let why = done
                 .failure
                 .map(|f| format!("{}: {}", f.code, f.message))
                 .unwrap_or_else(|| done.state.to_string());
-            note!("horst: the recheck gave no verdict ({why}); nothing was recorded; try again");
+            let hint = if unstarted {
+                "; is a worker running with a free slot (horst admin status, horst admin queue)?"
+            } else {
+                ""
+            };
+            note!(
+                "horst: the recheck gave no verdict ({why}); nothing was recorded{hint}; try again"
+            );
             ExitCode::from(1)
         }
     }
@@ -527,9 +577,9 @@ async fn rating(app: &App, cmd: RatingCommand) -> ExitCode {
 
 #[derive(Subcommand, Debug)]
 pub enum JobCommand {
-    /// Jobs as JSON lines, newest first: with --account that account's recent jobs; without
-    /// it, with --state failed or cancelled those of every account (newest end first), else
-    /// the ones waiting and running now.
+    /// Jobs as a table, newest first (times in UTC, waits and run times in words): with
+    /// --account that account's recent jobs; without it, with --state failed or cancelled
+    /// those of every account (newest end first), else the ones waiting and running now.
     List {
         /// queued, running, succeeded, failed or cancelled.
         #[arg(long)]
@@ -547,12 +597,19 @@ pub enum JobCommand {
         /// Page size, 1-500.
         #[arg(long, default_value_t = 50, value_parser = page_size::<500>)]
         limit: usize,
+        /// Print JSON lines instead (as GET /api/admin/jobs answers: times in Unix ms).
+        #[arg(long)]
+        json: bool,
     },
-    /// One job with its timeline (admitted, started, ended, worker, wait) and progress.
+    /// One job with its timeline (admitted, started, ended in UTC, with their age; worker;
+    /// wait and run time) and progress.
     Show {
         /// The job's id (job_...), as the logs, the job list and the agent's answer name it.
         #[arg(value_parser = id_arg)]
         id: String,
+        /// Print JSON instead (as the REST admin API answers: times in Unix ms).
+        #[arg(long)]
+        json: bool,
     },
     /// Cancel a queued job (dropped, nothing charged) or a running one (stopped within
     /// 100 ms, stays charged). Its caller is told at once, with the reason. Audited.

@@ -30,20 +30,32 @@ pub struct Roles {
     pub api: bool,
     /// A worker (planner and referee jobs) with `worker.slots` slots.
     pub worker: bool,
+    /// `horst up`'s worker child: its log shares up's terminal, so what up logs of Redis
+    /// itself (a stall) is left to up.
+    pub up_child: bool,
 }
 
 impl Roles {
     pub const API_AND_WORKER: Roles = Roles {
         api: true,
         worker: true,
+        up_child: false,
     };
     pub const API: Roles = Roles {
         api: true,
         worker: false,
+        up_child: false,
     };
     pub const WORKER: Roles = Roles {
         api: false,
         worker: true,
+        up_child: false,
+    };
+    /// [`Roles::WORKER`] in `horst up`'s worker child.
+    pub const UP_WORKER: Roles = Roles {
+        api: false,
+        worker: true,
+        up_child: true,
     };
     /// An operator command (`horst admin`): it reads and writes what it is asked to and
     /// nothing else. No layout migrations (a newer binary's `admin status` must not move the
@@ -52,6 +64,7 @@ impl Roles {
     pub const OPERATOR: Roles = Roles {
         api: false,
         worker: false,
+        up_child: false,
     };
 
     fn serves(self) -> bool {
@@ -173,7 +186,10 @@ impl App {
         let rcadia = Rcadia::new(
             store.clone(),
             queue.notifier().clone(),
-            horst_rcadia::RcadiaSettings::from_config(&config),
+            horst_rcadia::RcadiaSettings {
+                log_stalls: !roles.up_child,
+                ..horst_rcadia::RcadiaSettings::from_config(&config)
+            },
             shutdown.flag(),
         )
         .await

@@ -19,6 +19,7 @@ static GLOBAL: horst_allocator::MiMalloc = horst_allocator::MiMalloc;
 
 mod admin;
 mod house_cli;
+mod job_text;
 mod map_cli;
 mod play;
 mod redis_setup;
@@ -272,8 +273,9 @@ fn main() -> ExitCode {
         Role::Worker => {
             // `horst up`'s child: its workers' ids carry the tag up gave it, so up ends
             // exactly its jobs when it dies.
-            if let Ok(tag) = std::env::var(horst_worker::PROCESS_TAG_ENV) {
-                if !horst_worker::set_process_tag(&tag) {
+            let tag = std::env::var(horst_worker::PROCESS_TAG_ENV);
+            if let Ok(tag) = &tag {
+                if !horst_worker::set_process_tag(tag) {
                     tracing::warn!(
                         tag = %tag,
                         "{} is not 6 lowercase hex digits; the workers' ids carry a random tag",
@@ -281,7 +283,12 @@ fn main() -> ExitCode {
                     );
                 }
             }
-            serve::run(config, serve::Mode::Worker)
+            serve::run(
+                config,
+                serve::Mode::Worker {
+                    up_child: tag.is_ok(),
+                },
+            )
         }
         Role::Admin(cmd) => admin::run(config, cmd),
         Role::House(args) => house_cli::run(config, args),

@@ -27,7 +27,10 @@ pub enum Mode {
         config_file: Option<PathBuf>,
     },
     Api,
-    Worker,
+    /// `up_child`: started by `horst up` as its worker child (`worker_child.rs`).
+    Worker {
+        up_child: bool,
+    },
 }
 
 impl Mode {
@@ -35,7 +38,8 @@ impl Mode {
     fn roles(&self) -> Roles {
         match self {
             Mode::Up { .. } | Mode::Api => Roles::API,
-            Mode::Worker => Roles::WORKER,
+            Mode::Worker { up_child: false } => Roles::WORKER,
+            Mode::Worker { up_child: true } => Roles::UP_WORKER,
         }
     }
 }
@@ -92,7 +96,7 @@ pub fn run(config: Config, mode: Mode) -> ExitCode {
                 return ExitCode::from(1);
             }
         },
-        Mode::Api | Mode::Worker => None,
+        Mode::Api | Mode::Worker { .. } => None,
     };
     let code = runtime.block_on(run_async(Arc::new(config), roles, child, &redis));
     // Requests and jobs are drained; background tasks may be mid-PING. Give them a moment,

@@ -749,6 +749,21 @@ fn unknown_env_message(name: &str, known: &[String]) -> String {
     msg
 }
 
+/// The key a typo meant in serde's "unknown field `urll`, expected one of `url`, ..." (a
+/// letter or an underscore off), as [`unknown_env_message`] finds a variable's.
+fn nearest_field(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let (unknown, rest) = rest.split_once('`')?;
+    let squash = |s: &str| s.replace('_', "");
+    rest.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|k| (edit_distance(&squash(unknown), &squash(k)), k))
+        .min_by_key(|(d, _)| *d)
+        .filter(|(d, _)| *d <= 2)
+        .map(|(_, k)| k)
+}
+
 /// Levenshtein distance of two short ASCII names.
 fn edit_distance(a: &str, b: &str) -> usize {
     let (a, b) = (a.as_bytes(), b.as_bytes());
@@ -988,6 +1003,9 @@ impl Config {
 /// number from 0 to 4294967295" (its Rust type's), and 300 then failed again, on 1 to 256.
 fn type_error(setting: &str, message: &str) -> String {
     let mut out = plain_types(message);
+    if let Some(meant) = nearest_field(message) {
+        out.push_str(&format!("; did you mean `{meant}`?"));
+    }
     if let Some((min, max)) = Config::declared_range(setting) {
         const TYPE_RANGES: [&str; 4] = [
             "a whole number from 0 to 255",

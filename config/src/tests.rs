@@ -52,6 +52,22 @@ fn unknown_key_is_refused_with_the_known_ones() {
     assert!(e.message.contains("listen"), "{e}");
 }
 
+/// A typo in a key of the file names the key meant first, as a typo in a `HORST_*` variable
+/// does: the list of every key of the section left it to be found.
+#[test]
+fn an_unknown_key_names_the_nearest() {
+    let e = from_toml("[redis]\nurll = \"redis://x:1\"\n").unwrap_err();
+    assert!(e.message.contains("did you mean `url`?"), "{e}");
+    let e = from_toml("[queue]\nwaitseconds = 5\n").unwrap_err();
+    assert!(e.message.contains("did you mean `wait_seconds`?"), "{e}");
+    let e = from_toml("[sever]\nlisten = \"1.2.3.4:1\"\n").unwrap_err();
+    assert!(e.message.contains("did you mean `server`?"), "{e}");
+    // Nothing near: the list alone.
+    let e = from_toml("[server]\ncolour = 1\n").unwrap_err();
+    assert!(!e.message.contains("did you mean"), "{e}");
+    assert!(e.message.contains("listen"), "{e}");
+}
+
 #[test]
 fn wrong_type_is_refused() {
     let e = from_toml("[worker]\nslots = \"many\"\n").unwrap_err();

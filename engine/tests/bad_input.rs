@@ -604,3 +604,44 @@ fn a_bad_header_line_or_line_ending_says_so() {
         );
     }
 }
+
+/// A limit's error says the count the map has beside the limit, and how many to take out:
+/// `too_many_entities` said only "more than 512 entities", the name "must be 1 to 60
+/// characters" and a long line "is longer than 1024 characters", none with the map's own
+/// figure, which an agent then had to count itself.
+#[test]
+fn a_limits_error_says_the_count_and_the_limit() {
+    let issue = |text: &str, code: &str| {
+        validate_map(text)
+            .errors
+            .into_iter()
+            .find(|e| e.code == code)
+            .unwrap_or_else(|| panic!("no {code}"))
+    };
+    // GOOD has 2 entities; 600 collectibles more make 602, 90 over the limit.
+    let many = format!("{GOOD}{}", "collectible 1 0\n".repeat(600));
+    let e = issue(&many, "too_many_entities");
+    assert_eq!(
+        e.message,
+        "the map has 602 entities; at most 512 are allowed"
+    );
+    assert!(e.hint.starts_with("remove 90 entities"), "{}", e.hint);
+    assert_eq!(
+        e.line,
+        10 + 511,
+        "on the line of the first entity past the limit"
+    );
+
+    let e = issue(
+        &GOOD.replace("name: Test", &format!("name: {}", "x".repeat(61))),
+        "bad_name",
+    );
+    assert_eq!(e.message, "the name has 61 characters; it must be 1 to 60");
+
+    let long = GOOD.replace("name: Test", &format!("name: Test # {}", "-".repeat(1100)));
+    let e = issue(&long, "line_too_long");
+    assert_eq!(
+        e.message,
+        "line 2 has 1113 characters; at most 1024 are allowed"
+    );
+}

@@ -337,6 +337,19 @@ impl<const MIN: i64, const MAX: i64> ArgValue for Int<MIN, MAX> {
     fn expected() -> String {
         format!("an integer {MIN} to {MAX}")
     }
+    /// A number out of range (or with a fraction) is named beside the range: "must be an
+    /// integer 1 to 120" alone left the caller to find which of its numbers was off, and by
+    /// how much.
+    fn refused(v: &Value) -> String {
+        match v {
+            Value::Number(n) => format!(
+                "{}, got {}",
+                Self::expected(),
+                crate::text::clip(&n.to_string(), ECHO_MAX_CHARS)
+            ),
+            _ => written_as_string::<Self>(v).unwrap_or_else(Self::expected),
+        }
+    }
     fn from_json(v: Value) -> Option<Self> {
         // JSON Schema's `integer` is any number with a zero fraction, so `1.0` and `1e2`
         // are integers too (clients that hold every number as a double send them so).
@@ -351,7 +364,7 @@ impl<const MIN: i64, const MAX: i64> ArgValue for Int<MIN, MAX> {
 impl<'de, const MIN: i64, const MAX: i64> Deserialize<'de> for Int<MIN, MAX> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = Value::deserialize(d)?;
-        let refused = written_as_string::<Self>(&v).unwrap_or_else(Self::expected);
+        let refused = Self::refused(&v);
         Self::from_json(v).ok_or_else(|| D::Error::custom(refused))
     }
 }
@@ -941,7 +954,7 @@ mod tests {
                 json!({"map": "x", "x": 0, "y": 0, "width": 121, "height": 1})
             )
             .1,
-            "`width` must be an integer 1 to 120"
+            "`width` must be an integer 1 to 120, got 121"
         );
         assert_eq!(
             message::<RenderMapArgs>(
@@ -968,7 +981,7 @@ mod tests {
         );
         assert_eq!(
             message::<ListThreadsArgs>(json!({"offset": -1})).1,
-            "`offset` must be an integer 0 to 1000000000"
+            "`offset` must be an integer 0 to 1000000000, got -1"
         );
         // JSON Schema's integers include `1.0` and `1e2`; a fraction or a number past the
         // range is still refused.
@@ -979,11 +992,11 @@ mod tests {
         assert_eq!(a.offset.map(|o| o.0), Some(100));
         assert_eq!(
             message::<ListThreadsArgs>(json!({"offset": 2.5})).1,
-            "`offset` must be an integer 0 to 1000000000"
+            "`offset` must be an integer 0 to 1000000000, got 2.5"
         );
         assert_eq!(
             message::<ListThreadsArgs>(json!({"offset": 1e300})).1,
-            "`offset` must be an integer 0 to 1000000000"
+            "`offset` must be an integer 0 to 1000000000, got 1e+300"
         );
         // null is absent.
         let a = read_as::<ListThreadsArgs>(json!({"offset": null, "kind": null})).unwrap();

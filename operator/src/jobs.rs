@@ -53,10 +53,13 @@ pub async fn cancel_job(
                 state.as_str()
             ),
         )),
-        CancelOutcome::Missing => Err(ToolError::not_found(format!(
-            "no job {id} (finished jobs are kept for queue.job_retention_hours); check the id"
-        ))),
+        CancelOutcome::Missing => Err(ToolError::not_found(missing_job(id))),
     }
+}
+
+/// What a job id with no record is told (`job show`, `job cancel`, their REST twins).
+fn missing_job(id: &str) -> String {
+    format!("no job {id} (finished jobs are kept for queue.job_retention_hours); check the id: the job list, the logs and the agent's answer name it")
 }
 
 /// An operator's reason for a cancel, as its callers are told it: trimmed, not empty, at
@@ -478,7 +481,7 @@ pub async fn show_job(queue: &Queue, id: &str) -> Result<JobRow, ToolError> {
     let r = queue
         .get(id)
         .await?
-        .ok_or_else(|| ToolError::not_found(format!("no job {id}; check the id")))?;
+        .ok_or_else(|| ToolError::not_found(missing_job(id)))?;
     let mut row = [JobRow::new(&r, queue.now_ms().await?)];
     place_in_lanes(queue, &mut row).await?;
     let [row] = row;

@@ -113,6 +113,9 @@ pub struct RcadiaSettings {
     /// Finished games are rated (`arena.ratings`): queued for the rater, and a new agent's
     /// seek seats the reference player against it.
     pub ratings: bool,
+    /// A stall of Redis this process learns of is logged at warning level (`stalls.rs`).
+    /// Off in `horst up`'s worker child: up logs the same stall on the same terminal.
+    pub log_stalls: bool,
 }
 
 impl RcadiaSettings {
@@ -144,6 +147,7 @@ impl RcadiaSettings {
                 .collect(),
             replays: config.arena.replays,
             ratings: config.arena.ratings,
+            log_stalls: true,
         }
     }
 }

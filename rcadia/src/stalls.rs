@@ -30,6 +30,9 @@ use crate::{Rcadia, RcadiaError};
 /// process that starts hears of the stalls remembered from the last hour).
 const NEWS_MS: u64 = 10_000;
 
+/// The log line of a stall: what it did, and what the operator looks at.
+const STALL_NEWS: &str = "no process could reach Redis (nobody popped the session deadlines); session clocks, host windows and reservations leave that time out. Unless Redis was stopped or restarted on purpose, find out why it did not answer: its log (horst up's private one is DATA/redis/redis.log), `horst admin status`, the machine's memory, swap and disk";
+
 /// What this process last heard of each bucket's stalls.
 pub(crate) struct Stalls {
     buckets: Vec<Mutex<Heard>>,
@@ -90,17 +93,28 @@ impl Stalls {
 
 impl Rcadia {
     /// A pop of `bucket` at `at` answered `stalls`: remembered for the applies, and a stall
-    /// that just ended is logged (once per process).
+    /// that just ended is logged (once per process; in `horst up`'s worker child only at debug
+    /// level, as up logs it: `RcadiaSettings::log_stalls`).
     pub(crate) fn learn_stalls(&self, bucket: usize, at: u64, stalls: &[Stall]) {
         for s in self.inner.stalls.learn(bucket, at, stalls) {
-            if s.to_ms.saturating_add(NEWS_MS) >= at {
+            if s.to_ms.saturating_add(NEWS_MS) < at {
+                continue;
+            }
+            let (from, to) = (
+                horst_sessions::iso8601_ms(s.from_ms),
+                horst_sessions::iso8601_ms(s.to_ms),
+            );
+            let seconds = (s.to_ms - s.from_ms) as f64 / 1000.0;
+            if self.inner.settings.log_stalls {
                 tracing::warn!(
                     bucket,
-                    from = %horst_sessions::iso8601_ms(s.from_ms),
-                    to = %horst_sessions::iso8601_ms(s.to_ms),
-                    seconds = (s.to_ms - s.from_ms) as f64 / 1000.0,
-                    "no process could reach Redis (nobody popped the session deadlines); session clocks, host windows and reservations leave that time out"
+                    %from,
+                    %to,
+                    seconds,
+                    "{STALL_NEWS}"
                 );
+            } else {
+                tracing::debug!(bucket, %from, %to, seconds, "{STALL_NEWS} (horst up logs it)");
             }
         }
     }

@@ -67,6 +67,52 @@ async fn submit(app: &TestApp, key: &str, name: &str) -> Value {
     )
 }
 
+/// `horst admin level recheck` says the job's state every 5 s while it waits: with no worker
+/// to take the job it waited the whole limit (75 s by default) without a line, which read as
+/// a hang.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recheck_nobody_runs_says_its_state_while_it_waits() {
+    let app = ops_app(|_| {}).await;
+    let worker = app.start_engine_worker();
+    let key = app.agent_key("anna", 1).await;
+    let rev = submit(&app, &key, "steil").await["revisionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let _ = worker.send(true);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let url = app.redis().url();
+    let (ok, err) = tokio::task::spawn_blocking(move || {
+        let dir = tempfile::tempdir().unwrap();
+        // The shortest limit: wait_seconds 2 + simulate_seconds 1 + 10 s.
+        let mut p = crate::harness::HorstProcess::spawn(
+            &["admin", "level", "recheck", &rev, "--redis", &url],
+            &[
+                ("HORST_OPERATOR", "olga"),
+                ("HORST_QUEUE_PLAYTEST_SECONDS", "1"),
+                ("HORST_QUEUE_SIMULATE_SECONDS", "1"),
+                ("HORST_QUEUE_WAIT_SECONDS", "2"),
+            ],
+            dir.path(),
+        );
+        let status = p.wait_exit(Duration::from_secs(90)).expect("admin exits");
+        (status.success(), p.stderr())
+    })
+    .await
+    .unwrap();
+    assert!(!ok, "{err}");
+    assert!(
+        err.contains("still queued after 5 s (at most 13 s)"),
+        "{err}"
+    );
+    assert!(err.contains("still queued after 10 s"), "{err}");
+    // The queue fails a job that could not start in time: the end says what to look at.
+    assert!(
+        err.contains("is a worker running with a free slot (horst admin status"),
+        "{err}"
+    );
+}
+
 /// The fixture of an engine change: the revision's only check was made by another engine.
 async fn checked_on_older_engine(app: &TestApp, rev: &str) {
     let _: () = app

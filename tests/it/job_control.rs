@@ -678,6 +678,93 @@ async fn an_admin_listing_into_a_closed_pipe_ends_quietly() {
     assert!(status.success(), "{status:?}: {stderr}");
 }
 
+/// `horst admin job show` and `job list` print times as UTC RFC 3339 with their age and the
+/// wait in words, for the operator who reads them; `--json` prints the rows as the REST admin
+/// API answers them, the times in Unix milliseconds, for scripts. Before, both printed only
+/// the JSON, each time a 13-digit number of milliseconds (and `--json` was refused).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_says_a_jobs_times_in_utc_and_json_keeps_the_milliseconds() {
+    let (app, job) = a_queued_simulation().await;
+    let record = app.queue.get(&job).await.unwrap().unwrap();
+    let admitted = horst_dates::rfc3339_ms(record.created_at_ms);
+    let ms = record.created_at_ms.to_string();
+    let app = Arc::new(app);
+    let cli = |args: Vec<String>| {
+        let app = app.clone();
+        async move {
+            tokio::task::spawn_blocking(move || {
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                crate::accounts::admin_cli_ok(&app, &args, "")
+            })
+            .await
+            .unwrap()
+        }
+    };
+    let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+
+    let (out, _) = cli(args(&["job", "show", &job])).await;
+    let line = |name: &str| {
+        out.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} line: {out}"))
+            .to_string()
+    };
+    assert!(line("job ").ends_with(&job), "{out}");
+    assert!(
+        line("admitted ").contains(&format!("{admitted} ("))
+            && line("admitted ").ends_with(" ago)"),
+        "{out}"
+    );
+    assert!(line("waiting ").ends_with(" so far"), "{out}");
+    assert!(line("state ").starts_with("state     queued: "), "{out}");
+    assert!(!out.contains(&ms), "a time in ms: {out}");
+
+    let (out, _) = cli(args(&["job", "show", &job, "--json"])).await;
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(v["id"], job.as_str(), "{v}");
+    assert_eq!(v["admittedAtMs"], record.created_at_ms, "{v}");
+
+    let (out, _) = cli(args(&["job", "list"])).await;
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with("ID ") && lines[0].contains("ADMITTED (UTC)"),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with(&job) && lines[1].contains(&admitted) && lines[1].contains("queued"),
+        "{out}"
+    );
+    assert!(!out.contains(&ms), "a time in ms: {out}");
+
+    let (out, _) = cli(args(&["job", "list", "--json"])).await;
+    let rows: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(rows.len(), 1, "{out}");
+    assert_eq!(rows[0]["admittedAtMs"], record.created_at_ms, "{out}");
+
+    // No job: said on stderr, nothing on stdout (a pipe gets no header without rows).
+    let (out, err) = cli(args(&["job", "list", "--state", "running"])).await;
+    assert_eq!(out, "", "{out}");
+    assert!(err.contains("no jobs match"), "{err}");
+
+    // An id with no record says why there may be none, as `job cancel` does (it said only
+    // "check the id", though a finished job's record expires).
+    let app2 = app.clone();
+    let (ok, _, err) = tokio::task::spawn_blocking(move || {
+        crate::accounts::admin_cli(&app2, &["job", "show", "job_gone"], "")
+    })
+    .await
+    .unwrap();
+    assert!(!ok, "{err}");
+    assert!(
+        err.contains("not_found: no job job_gone") && err.contains("queue.job_retention_hours"),
+        "{err}"
+    );
+}
+
 /// The admin page's job view, signed in with the admin token: one account's jobs come 100 a
 /// page with Next and Previous, and a cancelled job's row says why (the operator's reason)
 /// and what it was charged. Before, the page showed an account's newest 100 jobs only, and a

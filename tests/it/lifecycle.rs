@@ -397,6 +397,45 @@ fn a_crashed_private_redis_is_told_once_in_json_logs() {
     );
 }
 
+/// A stall of Redis (here its server `SIGSTOP`ped for 4 s) is logged once by `horst up`, with
+/// what to look at: its worker child, whose log shares up's terminal, learns of the same
+/// stall and logged it too, the same line twice within a millisecond, so an operator read
+/// two stalls.
+#[test]
+fn a_stall_of_redis_is_logged_once_by_up_and_says_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut horst = HorstProcess::spawn(&["up", "--listen", "127.0.0.1:0"], &[], dir.path());
+    let redis_pid = private_redis_pid(&mut horst);
+    horst.wait_listening();
+    // The child pops the session deadlines too once it runs.
+    horst.wait_for_line("worker: horst: metrics on", Duration::from_secs(60));
+    std::thread::sleep(Duration::from_secs(1));
+    unsafe {
+        libc::kill(redis_pid as i32, libc::SIGSTOP);
+    }
+    std::thread::sleep(Duration::from_secs(4));
+    unsafe {
+        libc::kill(redis_pid as i32, libc::SIGCONT);
+    }
+    let stall = "no process could reach Redis";
+    let start = std::time::Instant::now();
+    while !horst.stderr().contains(stall) && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Both processes pop every 250 ms once Redis answers: a second line would be here by now.
+    std::thread::sleep(Duration::from_secs(5));
+    horst.signal(libc::SIGTERM);
+    assert!(horst.wait_exit(Duration::from_secs(15)).is_some());
+    let err = horst.stderr();
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains(stall)).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("redis.log") && lines[0].contains("horst admin status"),
+        "the line does not say what to look at: {}",
+        lines[0]
+    );
+}
+
 /// A Redis that comes back empty (restarted without its AOF, a FLUSHALL, a failover to a
 /// replica that had not synced) gets what an API process's start stores again: the built-in
 /// levels and the configured admin token. Before, both stayed gone until the API process was

@@ -294,6 +294,8 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
     // Every entity kind written, also on lines left out for bad coordinates or bounds: a nest
     // outside the map is that error, not also `no_nest`.
     let mut kinds_written: Vec<EntityKind> = Vec::new();
+    // Where `too_many_entities` is in the errors, to say the count in it once all are read.
+    let mut over_limit: Option<usize> = None;
     let mut last_line = 1usize;
 
     // A final newline ends the last line; it does not start an empty one.
@@ -328,7 +330,10 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                 "line_too_long",
                 ln,
                 MAX_LINE_CHARS + 1,
-                format!("line {ln} is longer than {MAX_LINE_CHARS} characters"),
+                format!(
+                    "line {ln} has {} characters; at most {MAX_LINE_CHARS} are allowed",
+                    line.chars().count()
+                ),
                 "rows are at most 512 tiles; split comments over several lines",
             );
             if section == Section::Grid {
@@ -647,6 +652,9 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                     }
                 }
                 if entities.len() == MAX_ENTITIES {
+                    // Said on the first entity past the limit, with the count once it is known
+                    // (below the loop).
+                    over_limit = Some(diag.errors.len());
                     diag.err(
                         "too_many_entities",
                         ln,
@@ -664,6 +672,14 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                 entity_lines.push(ln);
             }
         }
+    }
+    if let Some(e) = over_limit.and_then(|i| diag.errors.get_mut(i)) {
+        let n = entities.len();
+        e.message = format!("the map has {n} entities; at most {MAX_ENTITIES} are allowed");
+        e.hint = format!(
+            "remove {}; collectibles are the easiest to spare",
+            count_of((n - MAX_ENTITIES) as i64, "entity", "entities")
+        );
     }
 
     match section {
@@ -1022,7 +1038,10 @@ fn header_line(
                     "bad_name",
                     ln,
                     vstart,
-                    format!("the name must be 1 to {MAX_NAME_CHARS} characters"),
+                    format!(
+                        "the name has {} characters; it must be 1 to {MAX_NAME_CHARS}",
+                        v.chars().count()
+                    ),
                     "write e.g. `name: Erste Schritte`",
                 );
                 *name = Some(String::new());
