@@ -626,9 +626,16 @@ async fn sign_out(
     me: SignedIn,
 ) -> Result<Response, ApiError> {
     web_sessions::end(&state.store, &me.session).await?;
-    let mut r = Json(serde_json::json!({ "signedIn": false })).into_response();
+    let mut r = Json(SignedOut { signed_in: false }).into_response();
     set_cookie(&state, &headers, &mut r, None);
     Ok(r)
+}
+
+/// The answer to [`sign_out`]: this browser is signed out.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SignedOut {
+    signed_in: bool,
 }
 
 /// The answer to [`sign_out_everywhere`]: signed out here too, and the agent keys that stay.
@@ -887,10 +894,16 @@ async fn revoke_key(
     State(state): State<AppState>,
     me: SignedIn,
     Path(prefix): Path<String>,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<Revoked>, ApiError> {
     horst_identity::accounts::revoke_own_key(&state.store, &me.person.name, &prefix).await?;
     tracing::info!(account = %me.person.name, prefix = %prefix, "agent key revoked on /account");
-    Ok(Json(serde_json::json!({ "revoked": prefix })))
+    Ok(Json(Revoked { revoked: prefix }))
+}
+
+/// The answer to [`revoke_key`]: the revoked key's prefix.
+#[derive(Serialize)]
+struct Revoked {
+    revoked: String,
 }
 
 #[derive(Serialize)]
