@@ -303,6 +303,20 @@ fn example_file_documents_every_setting() {
         String::new(),
         &mut leaves,
     );
+    // Every setting is written out in its own section (not only named in a comment, nor
+    // under another section that has a key of the same name): the file is the reference.
+    let mut written = Vec::new();
+    collect_leaves(&toml::from_str(&text).unwrap(), String::new(), &mut written);
+    let written: std::collections::HashSet<String> = written.into_iter().map(|(p, _)| p).collect();
+    let unwritten: Vec<&str> = leaves
+        .iter()
+        .map(|(p, _)| p.as_str())
+        .filter(|p| !written.contains(*p))
+        .collect();
+    assert!(
+        unwritten.is_empty(),
+        "ops/horst.toml does not set {unwritten:?}"
+    );
     for (path, _) in leaves {
         let key = path.rsplit('.').next().unwrap();
         assert!(
