@@ -842,10 +842,7 @@ async fn a_person_changes_their_password_and_other_devices_are_signed_out() {
     let app = accounts_app().await;
     let (status, _) = sign_up_from(&app, "127.0.0.1", "paula", PASSWORD).await;
     assert_eq!(status, 201);
-    let mut here = Visitor::new(&app);
-    let mut there = Visitor::new(&app);
-    assert_eq!(here.sign_in("paula", PASSWORD).await.status, 200);
-    assert_eq!(there.sign_in("paula", PASSWORD).await.status, 200);
+    let (mut here, mut there) = signed_in_on_two_devices(&app, "paula").await;
     let new = "ein ganz neues passwort";
 
     // Without the CSRF token (a forged cross-site form): refused, nothing changed.
@@ -1066,10 +1063,7 @@ async fn a_password_change_that_revokes_the_keys_is_one_step() {
     let app = accounts_app().await;
     let (status, _) = sign_up_from(&app, "127.0.0.1", "paula", PASSWORD).await;
     assert_eq!(status, 201);
-    let mut here = Visitor::new(&app);
-    let mut there = Visitor::new(&app);
-    assert_eq!(here.sign_in("paula", PASSWORD).await.status, 200);
-    assert_eq!(there.sign_in("paula", PASSWORD).await.status, 200);
+    let (mut here, mut there) = signed_in_on_two_devices(&app, "paula").await;
     let keys = new_keys(&mut here, &["eigen", "fremd"]).await;
     let lost = app.store.key(&format!("keyprefix:{}", keys[1].1));
     let _: () = redis::cmd("DEL")
@@ -1148,10 +1142,7 @@ async fn a_session_taken_off_its_persons_index_is_refused() {
 async fn a_person_signs_out_everywhere_without_changing_the_password() {
     let app = accounts_app().await;
     let mut o = operator_session(&app).await;
-    let mut here = Visitor::new(&app);
-    let mut there = Visitor::new(&app);
-    assert_eq!(here.sign_in("olga", PASSWORD).await.status, 200);
-    assert_eq!(there.sign_in("olga", PASSWORD).await.status, 200);
+    let (mut here, mut there) = signed_in_on_two_devices(&app, "olga").await;
     let jwt = rcadia_jwt(&app, "olga").await;
     let key = here
         .post("/api/account/keys", json!({ "label": "agent" }))
@@ -2507,4 +2498,13 @@ async fn revoked_keys_and_retired_admin_tokens_are_refused_at_once_by_every_proc
         "the other process let a retired token in"
     );
     assert_eq!(page.get("/api/admin/overview").await.status, 401);
+}
+
+/// Two browsers (visitors) signed in as `name` with [`PASSWORD`]: "this device" and another.
+async fn signed_in_on_two_devices(app: &TestApp, name: &str) -> (Visitor, Visitor) {
+    let mut here = Visitor::new(app);
+    let mut there = Visitor::new(app);
+    assert_eq!(here.sign_in(name, PASSWORD).await.status, 200);
+    assert_eq!(there.sign_in(name, PASSWORD).await.status, 200);
+    (here, there)
 }
