@@ -158,11 +158,7 @@ async fn the_admin_filters_are_kept_in_the_address_through_a_reload_and_back() {
         LONG,
     )
     .await;
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
 }
 
 /// A revision of `level` in the Labor (as accounts_e2e stores one) whose map is named `title`.
@@ -284,11 +280,7 @@ async fn a_long_level_title_in_the_admin_levels_table_breaks_at_its_spaces() {
         tab.screenshot("admin", &format!("levels-long-titles-{w}x{h}"))
             .await;
     }
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
 }
 
 /// The job view's pager is in the address with the filters (`#jobs?state=cancelled&pages=100,200`):
@@ -394,11 +386,7 @@ async fn the_job_views_page_is_kept_in_the_address_through_a_reload_and_back() {
         )
         .await;
     assert_eq!(edited, first);
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
 }
 
 /// The messages' page of unread ones is in the address (`#messages?offset=50`), as the jobs'
@@ -499,11 +487,7 @@ async fn the_messages_page_is_kept_in_the_address_through_a_reload_and_back() {
         LONG,
     )
     .await;
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
 }
 
 /// The audit log's page is in the address (`#audit?offset=50&of=…`): Older, then a reload
@@ -574,11 +558,7 @@ async fn the_audit_logs_page_is_kept_in_the_address_through_a_reload_and_back() 
         )
         .await;
     assert_eq!(back, newest);
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
 }
 
 /// Promoting the first revision of a level asks without naming a revision it would replace:
@@ -681,11 +661,7 @@ async fn the_quotas_show_the_tiers_as_rows_and_the_storage_limits_in_words() {
         "{settings}"
     );
     tab.screenshot("admin", "quotas-1280x800").await;
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
 }
 
 /// The overview's game page views are a table, a row a page with today's and the total
@@ -831,11 +807,7 @@ async fn the_admin_token_label_field_takes_the_servers_limit_and_counts() {
         tab.screenshot("admin", &format!("credentials-label-{w}x{h}"))
             .await;
     }
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
     // The server refuses a longer label with the limit and the fix (the browser logs the 400).
     let long = "x".repeat(max + 1);
     let refused = tab
@@ -930,11 +902,7 @@ async fn an_account_name_in_the_admin_accounts_table_is_not_broken_mid_word() {
         tab.screenshot("admin", &format!("accounts-names-{w}x{h}"))
             .await;
     }
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
 }
 
 /// Each of `selector`'s elements whose text the browser laid out on more than one line: its
@@ -1017,11 +985,7 @@ async fn the_overviews_facts_take_a_line_each_and_its_links_the_pages_blue() {
         .eval("[...document.querySelectorAll('#view .kv dt')].map(dt => dt.textContent).filter(t => t.startsWith('Trust-0'))")
         .await;
     assert_eq!(seconds, json!(["Trust-0 used", "Trust-0 remaining"]));
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
 }
 
 /// The sign-in forms' buttons stand clear of the field above them (with no error shown they
@@ -1170,9 +1134,5 @@ async fn a_tapped_section_link_shows_the_sections_heading_on_a_phone() {
             .await;
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
 }

@@ -33,6 +33,13 @@ pub struct Tab {
 }
 
 impl Tab {
+    /// Fails the test if the page logged a console error, threw, or logged an error entry.
+    #[track_caller]
+    pub fn assert_no_errors(&self) {
+        let errors = self.errors.lock().unwrap().clone();
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+
     pub async fn open(browser: &Arc<Browser>, url: &str) -> Tab {
         let (target_id, session) = browser.new_page().await.expect("new page");
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -144,6 +151,26 @@ impl Tab {
 
     /// Emulates a screen of `width` x `height` CSS pixels (a phone below 600 px: touch,
     /// mobile viewport).
+    /// The tab as a device's screen of `width` x `height`: a phone's or a tablet's with
+    /// `touch` (touch events, a coarse pointer, a mobile viewport), else a desktop's.
+    pub async fn device(&self, width: u32, height: u32, touch: bool) {
+        for (method, params) in [
+            (
+                "Emulation.setTouchEmulationEnabled",
+                json!({ "enabled": touch, "maxTouchPoints": 5 }),
+            ),
+            (
+                "Emulation.setDeviceMetricsOverride",
+                json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": touch }),
+            ),
+        ] {
+            self.browser
+                .call(Some(&self.session), method, params)
+                .await
+                .expect(method);
+        }
+    }
+
     pub async fn viewport(&self, width: u32, height: u32) {
         self.browser
             .call(

@@ -251,11 +251,7 @@ async fn a_threads_posts_are_read_once_however_often_its_button_is_clicked() {
     );
     tab.screenshot(SHOTS, "board-after-a-double-click-1366x768")
         .await;
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
     tab.close().await;
     browser.close().await;
 }
@@ -378,11 +374,7 @@ async fn keyboard_focus_shows_a_ring_that_stands_out() {
         "focus rings under 3:1 or none on /bridge/: {weak:?}"
     );
     tab.screenshot(SHOTS, "focus-bridge-1280x800").await;
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
     tab.close().await;
     browser.close().await;
 }

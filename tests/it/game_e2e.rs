@@ -47,18 +47,7 @@ async fn viewport(tab: &Tab, width: u32, height: u32) {
 /// The tab as a device's screen of `w` x `h` (a phone's or a tablet's with `touch`: touch
 /// events, a coarse pointer); the screen's rectangle.
 async fn device(tab: &Tab, w: u32, h: u32, touch: bool) -> [f64; 4] {
-    call(
-        tab,
-        "Emulation.setTouchEmulationEnabled",
-        json!({ "enabled": touch, "maxTouchPoints": 5 }),
-    )
-    .await;
-    call(
-        tab,
-        "Emulation.setDeviceMetricsOverride",
-        json!({ "width": w, "height": h, "deviceScaleFactor": 1, "mobile": touch }),
-    )
-    .await;
+    tab.device(w, h, touch).await;
     [0.0, 0.0, w as f64, h as f64]
 }
 

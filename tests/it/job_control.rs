@@ -850,11 +850,7 @@ async fn the_admin_pages_job_view_pages_and_says_why_a_job_ended() {
         long,
     )
     .await;
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
 }
 
 /// An app with the admin token and the web pages: the job view's tests.
@@ -1027,11 +1023,7 @@ async fn the_job_views_cancel_button_is_on_a_1280_px_screen_and_cancels() {
         long,
     )
     .await;
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
     // An id nothing has is said, and the filters stay to type another. (The browser logs
     // the 404 as a failed load.)
     tab.eval(&by_id("job_none")).await;
@@ -1200,11 +1192,7 @@ async fn the_job_view_follows_a_job_until_it_ends() {
         reads,
         "it went on polling"
     );
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
 }
 
 /// Words of the page's table cells that the browser broke across lines, as "text (cell)": a
@@ -1380,11 +1368,7 @@ async fn the_job_list_fits_a_1366_px_screen_without_breaking_a_word() {
             );
         }
     }
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
 }
 
 /// `admin` with another operator's name (`X-Operator`).
@@ -1750,11 +1734,7 @@ async fn the_live_job_view_shows_a_job_that_arrives_after_it_opened_empty() {
     )
     .await;
     tab.screenshot("admin", "jobs-live-arrived-390x844").await;
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
 }
 
 /// One account's jobs in every state (succeeded, failed, cancelled, running with its
@@ -1903,11 +1883,7 @@ async fn a_job_in_each_state_reads_well_on_a_phone() {
             }
         }
     }
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
     // The search would run for its 300 s: stopped, so the worker's slot ends with the test.
     let (status, v) = cancel_as(&app, "olga", &running, "the test is over").await;
     assert_eq!(status, 200, "{v}");
@@ -2248,9 +2224,5 @@ async fn the_job_views_cancel_all_of_an_account_works_on_a_phone() {
         newest.iter().all(|e| e.who.starts_with("page:olga")),
         "{newest:?}"
     );
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
 }

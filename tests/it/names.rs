@@ -554,21 +554,7 @@ async fn the_pages_with_hostile_data_at_desktop_and_phone_sizes() {
     let mut problems = Vec::new();
     for (size, width, height, touch) in SIZES {
         let tab = Tab::open(&browser, "about:blank").await;
-        for (method, params) in [
-            (
-                "Emulation.setTouchEmulationEnabled",
-                json!({ "enabled": touch, "maxTouchPoints": 5 }),
-            ),
-            (
-                "Emulation.setDeviceMetricsOverride",
-                json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": touch }),
-            ),
-        ] {
-            tab.browser
-                .call(Some(&tab.session), method, params)
-                .await
-                .expect(method);
-        }
+        tab.device(width, height, touch).await;
         let ready = "document.body && document.body.dataset.ready === '1'";
         let loaded = "document.readyState === 'complete' && document.querySelector('main') \
             && !/Loading/.test(document.querySelector('main').textContent)";

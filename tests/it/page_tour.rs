@@ -40,21 +40,7 @@ const SIZES: [(u32, u32, bool); 4] = [
 ];
 
 async fn screen(tab: &Tab, (w, h, touch): (u32, u32, bool)) {
-    for (method, params) in [
-        (
-            "Emulation.setTouchEmulationEnabled",
-            json!({ "enabled": touch, "maxTouchPoints": if touch { 5 } else { 1 } }),
-        ),
-        (
-            "Emulation.setDeviceMetricsOverride",
-            json!({ "width": w, "height": h, "deviceScaleFactor": 1, "mobile": touch }),
-        ),
-    ] {
-        tab.browser
-            .call(Some(&tab.session), method, params)
-            .await
-            .expect(method);
-    }
+    tab.device(w, h, touch).await;
 }
 
 /// On the play stage: the text shown in the line under the canvas (inside its frame), how

@@ -402,21 +402,7 @@ async fn the_players_pages_held_sideways_keep_their_controls_big_enough_to_tap()
     let (app, _worker) = game_app().await;
     let browser = launch().await;
     let tab = Tab::open(&browser, "about:blank").await;
-    for (method, params) in [
-        (
-            "Emulation.setTouchEmulationEnabled",
-            serde_json::json!({ "enabled": true, "maxTouchPoints": 5 }),
-        ),
-        (
-            "Emulation.setDeviceMetricsOverride",
-            serde_json::json!({ "width": 844, "height": 390, "deviceScaleFactor": 1, "mobile": true }),
-        ),
-    ] {
-        tab.browser
-            .call(Some(&tab.session), method, params)
-            .await
-            .expect(method);
-    }
+    tab.device(844, 390, true).await;
     let mut problems = Vec::new();
     for (name, path, ready) in [
         (

@@ -782,11 +782,7 @@ async fn the_watch_page_lists_every_seat_and_the_open_ones_wait_for_a_player() {
         tab.screenshot(SHOTS, &format!("watch-open-seats-{w}x{h}"))
             .await;
     }
-    assert!(
-        tab.errors.lock().unwrap().is_empty(),
-        "{:?}",
-        tab.errors.lock().unwrap()
-    );
+    tab.assert_no_errors();
     tab.close().await;
     browser.close().await;
 }
