@@ -85,6 +85,7 @@ mod runtime_threads;
 mod security;
 mod shutdown;
 mod stall;
+mod table_bound;
 mod tidy;
 mod unity_sdk;
 mod up_worker;

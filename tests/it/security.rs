@@ -13,7 +13,7 @@ use crate::accounts::{accounts_app, rcadia_jwt, Visitor, ADMIN_TOKEN, PASSWORD};
 use crate::harness::{spawn_app_with, TestApp};
 
 /// A client that connects from `ip` (any 127.0.0.0/8 address reaches the test server).
-fn client_from(ip: &str) -> reqwest::Client {
+pub(crate) fn client_from(ip: &str) -> reqwest::Client {
     reqwest::Client::builder()
         .local_address(ip.parse::<IpAddr>().unwrap())
         .build()

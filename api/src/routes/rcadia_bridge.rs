@@ -15,7 +15,7 @@ use horst_sessions::wire::{OpsResponse, PendingActionsResponse, RematchResponse,
 use horst_sessions::{Event, GameInfo, HostKind, NewSession, Op, Reply, Session};
 use serde_json::Value;
 
-use crate::extract::{Host, Json, Path};
+use crate::extract::{ClientAddr, Host, Json, Path};
 use crate::poll_params::{u64_param, wait_param, QueryParams};
 use crate::{ApiCode, ApiError, AppState};
 
@@ -25,6 +25,19 @@ const BASE: &str = "/api/v1/agent/bridge/sessions";
 /// endpoints). Each state, observation and legal-actions list within is limited on its own
 /// (`horst_sessions::ops::MAX_STATE_BYTES` and the others). A larger body is `413 too_large`.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Tables a person (a session JWT as the host) opens in any hour: `POST /sessions` and
+/// `/rematch` calls together. Anyone with an account gets a JWT, and every table is a session
+/// record kept a day after it ends (its replay, once played, up to `replay::MAX_BYTES` for
+/// `sessions.replay_retention_hours`), listed in `/available` and `/tables/` while it is open;
+/// without a bound one JWT opened tables as fast as it could send the requests. A person
+/// hosting games in the bridge opens one a game.
+pub const TABLES_PER_PERSON_PER_HOUR: u32 = 60;
+
+/// Tables all people of one network (`horst_identity::accounts::network_of`: an IPv4 /24, an
+/// IPv6 /64) open in any hour together: three people's worth, as sign-up makes three
+/// accounts a network a day (accounts of earlier days would add up without it).
+pub const TABLES_PER_NETWORK_PER_HOUR: u32 = 180;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -105,6 +118,7 @@ fn path_segment(slug: &str) -> String {
 async fn create(
     State(state): State<AppState>,
     Host(who): Host,
+    ClientAddr(address): ClientAddr,
     Json(body): Json<Value>,
 ) -> Result<Response, ApiError> {
     let config = body.get("config").cloned().unwrap_or(Value::Null);
@@ -140,6 +154,7 @@ async fn create(
         game_slug: game_slug.map(Into::into),
     };
     let kind = host_kind(&state, &who);
+    limit_tables(&state, &who, address).await?;
     let timings = state.rcadia.settings().timings;
     let make = |session_id, now| {
         Session::create(
@@ -165,6 +180,62 @@ async fn create(
         None => state.rcadia.create(make).await?,
     };
     Ok((StatusCode::CREATED, Json(s.created_response())).into_response())
+}
+
+/// Counts a table a person opens against [`TABLES_PER_PERSON_PER_HOUR`], then against their
+/// network's [`TABLES_PER_NETWORK_PER_HOUR`] (in that order: a person past their own bound
+/// spends nothing of the network's); 429 `burst` with `Retry-After` past either. Agent
+/// tokens are the operator's to bound (`horst admin token limit`): the house opens tables
+/// all day.
+async fn limit_tables(
+    state: &AppState,
+    who: &Identity,
+    address: std::net::IpAddr,
+) -> Result<(), ApiError> {
+    use horst_limits::{BurstError, Limit};
+    if !who.is_user {
+        return Ok(());
+    }
+    let hour = std::time::Duration::from_secs(3600);
+    let network = horst_identity::accounts::network_of(address);
+    let bounds = [
+        (
+            Limit {
+                name: "tables_person",
+                max: TABLES_PER_PERSON_PER_HOUR,
+                window: hour,
+            },
+            who.id.as_str(),
+            "you opened",
+        ),
+        (
+            Limit {
+                name: "tables_network",
+                max: TABLES_PER_NETWORK_PER_HOUR,
+                window: hour,
+            },
+            network.as_str(),
+            "people of your network opened",
+        ),
+    ];
+    for (limit, subject, who_opened) in bounds {
+        match state.agents.burst.check(&limit, subject).await {
+            Ok(()) => {}
+            Err(BurstError::Limited(l)) => {
+                let s = l.retry_after_seconds();
+                return Err(ApiError::new(
+                    ApiCode::Burst,
+                    format!(
+                        "{who_opened} {} tables within an hour, as many as are allowed; wait {s} s, or play at an open table (GET /api/v1/agent/sessions/available)",
+                        limit.max
+                    ),
+                )
+                .retry_after(s));
+            }
+            Err(BurstError::Store(e)) => return Err(ApiError::from(e)),
+        }
+    }
+    Ok(())
 }
 
 /// Applies host ops (after checking the caller is the host).
@@ -494,8 +565,11 @@ impl Drop for OpenPoll {
 async fn rematch(
     State(state): State<AppState>,
     Host(who): Host,
+    ClientAddr(address): ClientAddr,
     Path(id): Path<String>,
 ) -> Result<Json<RematchResponse>, ApiError> {
+    // Counted before the session is read: a rematch may open a table.
+    limit_tables(&state, &who, address).await?;
     let a = state
         .rcadia
         .apply(&id, |s| {
