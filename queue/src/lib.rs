@@ -689,6 +689,10 @@ const WAITER_SURELY_PRESENT: Duration =
 pub const OWED_TURN_GRACE: Duration = Duration::from_secs(10);
 const CALLER_PRESENCE_EVERY: Duration = Duration::from_secs(2);
 
+/// How many waiting jobs' records one round trip of [`Queue::waiting_fields`] reads: a
+/// pipeline of HMGETs (a few hundred bytes of reply each), so a queue of 100,000 takes 100.
+const WAITING_READ_CHUNK: usize = 1000;
+
 impl Queue {
     /// `notifier` must be subscribed to `done:*` (see [`Queue::channels`]).
     pub fn new(store: Store, settings: QueueSettings, notifier: Notifier) -> Queue {
@@ -1526,11 +1530,44 @@ impl Queue {
     /// The ids of the waiting jobs of both lanes, each lane's next turn last (at most
     /// `queue.waiting_global` of them).
     pub(crate) async fn waiting_ids(&self) -> Result<Vec<String>, QueueError> {
-        let mut ids = Vec::new();
+        // Both lanes in one round trip: the housekeeping reads them every round.
+        let mut pipe = redis::pipe();
         for lane in Lane::ALL {
-            ids.extend(self.lane_ids(lane).await?.into_iter().rev());
+            pipe.cmd("ZRANGE")
+                .arg(keys::lane(&self.store, lane))
+                .arg(0)
+                .arg(-1);
         }
-        Ok(ids)
+        let lanes: Vec<Vec<String>> = pipe.query_async(&mut self.store.conn()).await?;
+        Ok(lanes
+            .into_iter()
+            .flat_map(|l| l.into_iter().rev())
+            .collect())
+    }
+
+    /// The waiting jobs (as [`Queue::waiting_ids`]) with the values of `names` from each
+    /// record (`None` for a field or record that is missing), in
+    /// [`WAITING_READ_CHUNK`]-record round trips, not one a job: a round of the housekeeping
+    /// reads them all, and over a slow link one read a job made the round longer than a
+    /// stall (`STALL_AFTER`), so no lease was ever reaped while the queue was full.
+    pub(crate) async fn waiting_fields(
+        &self,
+        names: &[&str],
+    ) -> Result<Vec<(String, Vec<Option<String>>)>, QueueError> {
+        let ids = self.waiting_ids().await?;
+        let mut out = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(WAITING_READ_CHUNK) {
+            let mut pipe = redis::pipe();
+            for id in chunk {
+                pipe.add_command(record::job_fields_cmd(&self.job_key(id), names));
+            }
+            let replies: Vec<Vec<Option<Vec<u8>>>> =
+                pipe.query_async(&mut self.store.conn()).await?;
+            for (id, reply) in chunk.iter().zip(replies) {
+                out.push((id.clone(), record::job_fields_of(names, reply)));
+            }
+        }
+        Ok(out)
     }
 
     /// The jobs waiting or running now (running first), for the operator's job view.
@@ -1561,17 +1598,12 @@ impl Queue {
     /// after the refusal (the script cannot name keys it learns from the list, admit.lua):
     /// the global queue holds at most `queue.waiting_global` ids.
     async fn waiting_job_of(&self, account: &str) -> Result<Option<String>, QueueError> {
-        let waiting = self.waiting_ids().await?;
-        for id in waiting.iter().rev() {
-            let owner = job_fields(&mut self.store.conn(), &self.job_key(id), &["account"])
-                .await?
-                .pop()
-                .flatten();
-            if owner.as_deref() == Some(account) {
-                return Ok(Some(id.clone()));
-            }
-        }
-        Ok(None)
+        let waiting = self.waiting_fields(&["account"]).await?;
+        Ok(waiting
+            .into_iter()
+            .rev()
+            .find(|(_, f)| f[0].as_deref() == Some(account))
+            .map(|(id, _)| id))
     }
 
     /// Whether `account` has used idempotency key `key` recently (its record is kept for

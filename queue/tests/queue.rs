@@ -3945,3 +3945,71 @@ async fn two_completion_calls_fly_at_once_and_claim_in_the_order_sent() {
     }
     assert_eq!(s.queue.depth().await.unwrap().0, 0);
 }
+
+/// A slow link to Redis (every chunk held 100 ms each way, a round trip of 200 ms: Redis in
+/// another region, or a congested network) with a full queue. The housekeeping's round
+/// notes the server's clock once (expired.lua), and a gap of more than `STALL_AFTER` (3 s)
+/// between notes is a stall, over which no lease is reaped. The round read each waiting
+/// job's record and its caller's presence one round trip after another: 30 waiting jobs made
+/// a round of 60 round trips (12 s here), every gap a stall, and a dead worker's job was
+/// never reaped while the queue stayed full (its caller waited on; its slot counted busy).
+/// The same with a fast link and a queue of thousands (`queue.waiting_global` raised).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_link_to_redis_with_a_full_queue_still_reaps_a_dead_workers_lease() {
+    let redis = RedisServer::start();
+    let wide = |q: &mut QueueSettings| {
+        q.queue.lease_seconds = 2;
+        q.queue.waiting_global = 40;
+    };
+    // The callers' API process, on a fast link: its presence lives throughout.
+    let (api, _api_stop) = queue_on(&redis.url(), wide).await;
+    let (presence_stop, presence) = watch::channel(false);
+    tokio::spawn(api.clone().announce_callers(presence));
+    let dead = api
+        .admit_for_caller(spec(JobKind::Simulate, "dead", 1, "d"))
+        .await
+        .unwrap();
+    let Admission::New(dead) = dead else {
+        panic!("{dead:?}")
+    };
+    let claim = api.claim("dying").await.unwrap().unwrap();
+    assert_eq!(claim.record.id, dead.id);
+    for i in 0..30 {
+        let a = api
+            .admit_for_caller(spec(JobKind::Simulate, &format!("acct{i}"), 1, "k"))
+            .await;
+        assert!(is_new(&a), "{a:?}");
+    }
+
+    // The process whose housekeeping runs, on the slow link.
+    let link = horst_testkit::Cut::start(redis.port()).await;
+    let (slow, _slow_stop) = queue_on(&link.url(), wide).await;
+    link.set_delay(Duration::from_millis(100));
+    let started = tokio::time::Instant::now();
+    let mut reaped_after = None;
+    // The worker's housekeeping, round after round (horst_worker::housekeeping).
+    while started.elapsed() < Duration::from_secs(20) {
+        let reaped = slow.reap().await.unwrap();
+        assert!(
+            slow.drop_orphans().await.unwrap().is_empty(),
+            "the callers live"
+        );
+        slow.sweep_fair().await.unwrap();
+        if reaped.contains(&dead.id) {
+            reaped_after = Some(started.elapsed());
+            break;
+        }
+        tokio::time::sleep(HOUSEKEEPING_EVERY).await;
+    }
+    let _ = presence_stop.send(true);
+    let reaped_after = reaped_after.unwrap_or_else(|| {
+        panic!("the dead worker's job was not reaped in 20 s of housekeeping over the slow link (lease 2 s)")
+    });
+    eprintln!(
+        "reaped {:.1} s into the housekeeping",
+        reaped_after.as_secs_f64()
+    );
+    let record = api.get(&dead.id).await.unwrap().unwrap();
+    assert_eq!(record.failure.unwrap().code, "cancelled");
+    assert_eq!(api.depth().await.unwrap().0, 30, "the waiting jobs wait on");
+}
