@@ -1210,7 +1210,14 @@ impl Queue {
             reply = match ran {
                 Ok(reply) => reply,
                 Err(e) => {
-                    self.drop_unclear(&id).await;
+                    let names = JobNames {
+                        account: spec.account.clone(),
+                        day,
+                        idem: spec.idempotency_key.clone(),
+                        waiter: String::new(),
+                        lane: Some(lane),
+                    };
+                    self.drop_unclear(&id, &names).await;
                     return Err(e.into());
                 }
             };
@@ -1401,14 +1408,25 @@ impl Queue {
     /// replicas' `WAIT` failed after the script ran): drops job `id` if the script queued it,
     /// so it neither runs nor stays charged while its caller is told the admission failed (a
     /// no-op if it never ran). Bounded: the caller's error waits for it.
-    async fn drop_unclear(&self, id: &str) {
+    ///
+    /// One message, with the names the admission sent (its account, key and the day of the
+    /// call that failed; the script checks the record says the same) and the script's source
+    /// (`Call::run_whole`): the drop used to read the names from the record first, and to
+    /// send the script by its SHA, and on a one-way partition (requests reach Redis, answers
+    /// do not) the read's answer, or the NOSCRIPT of a server that had not run the script
+    /// yet, never came: the drop was never sent, and the job ran and was charged for a
+    /// caller told it failed
+    /// (`answers_held_on_a_one_way_partition_leave_no_job_charged_unheard_or_recorded_twice`).
+    async fn drop_unclear(&self, id: &str, names: &JobNames) {
         let dropped = tokio::time::timeout(
             UNCLEAR_DROP_WITHIN,
-            self.cancel_queued(
+            self.cancel_named(
                 id,
+                names,
                 JobState::Cancelled,
                 FailureCode::Cancelled,
                 "the admission's answer was lost, so its caller was told it failed; the job was dropped before it started and nothing was charged; call again (the same idempotencyKey starts afresh)",
+                true,
             ),
         )
         .await;
@@ -1838,12 +1856,27 @@ impl Queue {
     ) -> Result<bool, QueueError> {
         // Two steps (cancel.lua, cluster note): the record names the day and idempotency keys.
         let names = self.job_names(id).await?;
+        self.cancel_named(id, &names, state, code, message, false)
+            .await
+    }
+
+    /// [`Queue::cancel_queued`] with the job's names known (read from its record, or sent
+    /// with its admission): one step, with `whole` one message (`Call::run_whole`).
+    /// cancel.lua drops nothing if the record says otherwise.
+    async fn cancel_named(
+        &self,
+        id: &str,
+        names: &JobNames,
+        state: JobState,
+        code: FailureCode,
+        message: &str,
+        whole: bool,
+    ) -> Result<bool, QueueError> {
         let Some(lane) = names.lane else {
             return Ok(false);
         };
-        let dropped: Applied = scripts::CANCEL
-            .call(&self.store)
-            .key(self.job_key(id))
+        let mut call = scripts::CANCEL.call(&self.store);
+        call.key(self.job_key(id))
             .key(keys::lane(&self.store, lane))
             .key(keys::fair(&self.store))
             .key(self.budget_key(&names.day))
@@ -1860,9 +1893,11 @@ impl Queue {
             .arg(&names.account)
             .arg(&names.day)
             .arg(&names.idem)
-            .arg("")
-            .run()
-            .await?;
+            .arg("");
+        let dropped: Applied = match whole {
+            true => call.run_whole().await?,
+            false => call.run().await?,
+        };
         Ok(dropped == Applied::Done)
     }
 

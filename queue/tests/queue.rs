@@ -4013,3 +4013,97 @@ async fn a_slow_link_to_redis_with_a_full_queue_still_reaps_a_dead_workers_lease
     assert_eq!(record.failure.unwrap().code, "cancelled");
     assert_eq!(api.depth().await.unwrap().0, 30, "the waiting jobs wait on");
 }
+
+/// A one-way partition: the requests of a process reach Redis and run, their answers are
+/// held (`Cut::hold_replies`) past the call's timeout. An admission whose answer is held ran,
+/// and its caller, told the store could not be reached, is not charged for a job it never
+/// heard of: the drop of the unclear admission reaches Redis too and releases it, and the
+/// same key admits afresh after the heal. A completion whose answer is held was recorded;
+/// its retry after the heal is refused (the job ended) and the record is the first
+/// completion's, charged once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_held_on_a_one_way_partition_leave_no_job_charged_unheard_or_recorded_twice() {
+    let redis = RedisServer::start();
+    let link = horst_testkit::Cut::start(redis.port()).await;
+    let (queue, _stop) = queue_on(&link.url(), |_| {}).await;
+    let (observer, _observer_stop) = queue_on(&redis.url(), |_| {}).await;
+    let first = queue
+        .admit_for_caller(spec(JobKind::Simulate, "ada", 1, "held-0"))
+        .await;
+    assert!(is_new(&first), "{first:?}");
+    let before = observer.remaining("bea", 1).await.unwrap();
+
+    link.hold_replies();
+    let held = queue
+        .admit_for_caller(spec(JobKind::Simulate, "bea", 1, "held-1"))
+        .await;
+    assert!(matches!(held, Err(QueueError::Unavailable(_))), "{held:?}");
+    // Its admission and the drop after it ran in Redis while the answers waited.
+    assert!(!observer
+        .has_idempotency_record("bea", "held-1")
+        .await
+        .unwrap());
+    assert_eq!(observer.remaining("bea", 1).await.unwrap(), before);
+    link.heal();
+    let mut again = Err(QueueError::Store("not tried".into()));
+    for _ in 0..100 {
+        again = queue
+            .admit_for_caller(spec(JobKind::Simulate, "bea", 1, "held-1"))
+            .await;
+        if again.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let Ok(Admission::New(job)) = again else {
+        panic!("the same key after the heal: {again:?}")
+    };
+
+    // A worker on the partitioned link completes a job; the answer is held. (Its first job,
+    // ada's, completes first: a worker's completion script is known to the server, as it is
+    // after a worker's first job.)
+    let ada = queue.claim("w").await.unwrap().expect("ada's job");
+    assert_ne!(ada.record.id, job.id);
+    let done = queue
+        .complete_slot(&ada.record, ada.token, Ok(won(true)), None)
+        .await
+        .unwrap();
+    assert_eq!(done, Completion::Recorded);
+    let claim = queue.claim("w").await.unwrap().expect("bea's job");
+    assert_eq!(claim.record.id, job.id);
+    link.hold_replies();
+    let unheard = queue
+        .complete_slot(&claim.record, claim.token, Ok(won(true)), None)
+        .await;
+    assert!(
+        unheard.is_err(),
+        "answered through the held link: {unheard:?}"
+    );
+    let recorded = observer.get(&job.id).await.unwrap().unwrap();
+    assert_eq!(recorded.state, JobState::Succeeded, "{recorded:?}");
+    link.heal();
+    let mut retried = None;
+    for _ in 0..100 {
+        let again = queue
+            .complete_slot(&claim.record, claim.token, Ok(won(false)), None)
+            .await;
+        if let Ok(r) = again {
+            retried = Some(r);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        retried,
+        Some(Completion::Refused),
+        "the retry is refused: the job ended"
+    );
+    let last = observer.get(&job.id).await.unwrap().unwrap();
+    assert_eq!(last.state, JobState::Succeeded);
+    assert_eq!(
+        last.result, recorded.result,
+        "the first completion's result"
+    );
+    assert_eq!(last.charged_seconds, recorded.charged_seconds);
+    assert_eq!(last.finished_at_ms, recorded.finished_at_ms);
+}
