@@ -91,3 +91,55 @@ fn event(dispatch: &tracing::Dispatch, line: &str, level: tracing::Level) {
         _ => tracing::info!(target: "horst", "{text}"),
     });
 }
+
+/// A line of the worker child's stderr (its log, a panic's message), passed on to this
+/// process's stderr marked as the child's, so the operator of `horst up` can tell the
+/// worker's errors from up's own: `worker: ` before a plain line; with `log.format = "json"`
+/// a JSON log line of the child keeps every field and gains `"process":"worker"`, and a line
+/// that is not one (a panic's) becomes a JSON event of its own at ERROR.
+pub fn relay_err(line: &str) {
+    match json().then(|| marked_json(line)).flatten() {
+        Some(marked) => {
+            let _ = writeln!(std::io::stderr().lock(), "{marked}");
+        }
+        None => warn(&format!("worker: {line}")),
+    }
+}
+
+/// A JSON object's line with `"process":"worker"` first, its own text kept as it is (field
+/// order, numbers); `None` if it is not an object, or names a `process` of its own.
+fn marked_json(line: &str) -> Option<String> {
+    let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line).ok()?;
+    if object.contains_key("process") {
+        return None;
+    }
+    let inner = line.trim().strip_prefix('{')?.trim_start();
+    let sep = if inner.starts_with('}') { "" } else { "," };
+    Some(format!("{{\"process\":\"worker\"{sep}{inner}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::marked_json;
+
+    #[test]
+    fn a_json_log_line_of_the_worker_is_marked_and_keeps_its_fields() {
+        let line = r#"{"timestamp":"2026-12-07T23:00:00.000Z","level":"ERROR","message":"reap failed","job":"job_1"}"#;
+        let marked = marked_json(line).unwrap();
+        assert_eq!(
+            marked,
+            r#"{"process":"worker","timestamp":"2026-12-07T23:00:00.000Z","level":"ERROR","message":"reap failed","job":"job_1"}"#
+        );
+        let v: serde_json::Value = serde_json::from_str(&marked).unwrap();
+        assert_eq!(v["process"], "worker");
+        assert_eq!(v["job"], "job_1");
+        assert_eq!(marked_json(" {} ").unwrap(), r#"{"process":"worker"}"#);
+        // Not an object, or one that names its own process: relayed as text.
+        assert_eq!(
+            marked_json("thread 'main' panicked at src/main.rs:1:1"),
+            None
+        );
+        assert_eq!(marked_json("[1, 2]"), None);
+        assert_eq!(marked_json(r#"{"process":"x"}"#), None);
+    }
+}

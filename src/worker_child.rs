@@ -21,7 +21,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
-use crate::terminal::{relay, say};
+use crate::terminal::{relay, relay_err, say};
 
 /// The child's score for the kernel's OOM killer (-1000..1000): it goes before the API and
 /// the private Redis.
@@ -92,7 +92,9 @@ impl WorkerChild {
         }
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            // Relayed marked as the child's (`relay_stderr`): inherited, its log lines
+            // were up's to look at, and an operator took a worker's error for up's own.
+            .stderr(Stdio::piped())
             .kill_on_drop(true)
             // A group of its own: a terminal's Ctrl-C (or hang-up) goes to the whole
             // foreground group, and reaching the child as well as `up` made `up`'s SIGTERM
@@ -159,6 +161,9 @@ pub async fn supervise(
         let (metrics_url_tx, metrics_url) = watch::channel(None::<String>);
         if let Some(out) = process.stdout.take() {
             tokio::spawn(relay_stdout(out, metrics_url_tx));
+        }
+        if let Some(err) = process.stderr.take() {
+            tokio::spawn(relay_stderr(err));
         }
         let scrape = tokio::spawn(scrape_metrics(metrics_url, metrics.clone()));
         let ended = run_one(&mut process, pid, &child, &mut shutdown).await;
@@ -448,6 +453,24 @@ async fn relay_stdout(
         let said = text.strip_prefix("horst: ").unwrap_or(&text);
         if let Some(url) = said.strip_prefix("metrics on ") {
             let _ = metrics_url.send(Some(url.trim().to_string()));
+        }
+    }
+}
+
+/// Passes the child's stderr on as this process's, each line marked as the child's
+/// (`terminal::relay_err`). Read as bytes: a line that is not UTF-8 must not end the relay
+/// (the child would then block on a full pipe).
+async fn relay_stderr(err: tokio::process::ChildStderr) {
+    let mut reader = tokio::io::BufReader::new(err);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&line);
+                relay_err(text.trim_end_matches(['\n', '\r']));
+            }
         }
     }
 }

@@ -44,6 +44,16 @@ use crate::IdentityError;
 /// A JWT stays valid this long (unless its person's credentials change first).
 const JWT_TTL_SECONDS: u64 = 7 * 24 * 3600;
 
+/// How far apart the API processes' clocks may be for a sign-out to hold everywhere. A JWT's
+/// `exp` is on its minting process's clock and each process checks it on its own, so a
+/// signed-out JWT's mark lives this much longer than the JWT has left on the clock of the
+/// process that signs it out, and a JWT already expired on that clock by less is still marked.
+/// Before, a process whose clock was fast marked it only until its own clock said the JWT
+/// expired (or, near its end, took it for expired and marked nothing), and a process whose
+/// clock was right let the signed-out JWT in for the difference. A day: far more than any
+/// clock NTP keeps, at the cost of a small key per sign-out living a day longer.
+const CLOCK_SKEW_ALLOWANCE_SECONDS: u64 = 24 * 3600;
+
 /// Who is calling.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
@@ -89,6 +99,9 @@ pub struct Auth {
     cache: Arc<Mutex<IdentityCache>>,
     /// This process's key of [`CacheKey`], random at start and never stored or sent.
     cache_key: CacheKeyer,
+    /// Seconds added to this process's clock where JWTs read it (tests only: a host whose
+    /// clock is off, [`Auth::set_process_clock_offset_s`]).
+    clock_offset_s: Arc<std::sync::atomic::AtomicI64>,
 }
 
 /// How often a process reads `auth:epoch` (only when a cached identity is used): the bound
@@ -270,6 +283,23 @@ fn unix_now() -> u64 {
 }
 
 impl Auth {
+    /// Shifts this process's clock where JWTs read it, by `offset` seconds, for every clone
+    /// (tests only: a host whose clock is fast or slow).
+    pub fn set_process_clock_offset_s(&self, offset: i64) {
+        self.clock_offset_s
+            .store(offset, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The process's clock as JWTs read it (seconds since the epoch): a JWT's `iat` and `exp`
+    /// are on the clock of the process that minted it (a standard JWT's reader may check
+    /// them without asking anyone).
+    fn now_s(&self) -> u64 {
+        let offset = self
+            .clock_offset_s
+            .load(std::sync::atomic::Ordering::SeqCst);
+        unix_now().saturating_add_signed(offset)
+    }
+
     /// Opens the token store; people's JWTs are signed with the key of `jwt_key_file` (made
     /// at the first use, mode 0600; see [`crate::jwt_key`]): the key is outside Redis, so no
     /// failover can swap it and no reader of Redis's data learns it.
@@ -280,6 +310,7 @@ impl Auth {
             key_file: Arc::new(jwt_key_file.to_path_buf()),
             cache: Default::default(),
             cache_key: CacheKeyer::random()?,
+            clock_offset_s: Default::default(),
         };
         auth.index_legacy_users().await?;
         Ok(auth)
@@ -546,7 +577,7 @@ impl Auth {
         generation: CredentialGeneration,
     ) -> Result<String, IdentityError> {
         let CredentialGeneration(gen) = generation;
-        let now = unix_now();
+        let now = self.now_s();
         let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
         let claims = Claims {
             sub: username.to_string(),
@@ -573,14 +604,20 @@ impl Auth {
         if token.matches('.').count() != 2 {
             return Ok(false);
         }
-        let Some(claims) = Self::verify_jwt(self.signing_key().await?, token) else {
+        // Signed by us, whether or not it expired on this process's clock: a process whose
+        // clock is behind this one's may still take it (`CLOCK_SKEW_ALLOWANCE_SECONDS`).
+        let Some(claims) = Self::verify_signed(self.signing_key().await?, token) else {
             return Ok(false);
         };
         // An earlier version's JWT (no generation) works nowhere ([`Auth::identify`]).
         let Some(generation) = claims.gen else {
             return Ok(false);
         };
-        let left = claims.exp.saturating_sub(unix_now()).max(1);
+        let now = self.now_s();
+        let Some(left) = (claims.exp + CLOCK_SKEW_ALLOWANCE_SECONDS).checked_sub(now) else {
+            return Ok(false);
+        };
+        let left = left.max(1);
         let revoked = JWT_REVOKE
             .call(&self.store)
             .key(self.store.key(&format!("auth:usergen:{}", claims.sub)))
@@ -626,8 +663,14 @@ impl Auth {
         m.finalize().into_bytes().to_vec()
     }
 
-    /// The claims of a JWT with a good signature that has not expired.
-    fn verify_jwt(key: &[u8], token: &str) -> Option<Claims> {
+    /// The claims of a JWT with a good signature that has not expired on this process's
+    /// clock.
+    fn verify_jwt(&self, key: &[u8], token: &str) -> Option<Claims> {
+        Self::verify_signed(key, token).filter(|claims| claims.exp > self.now_s())
+    }
+
+    /// The claims of a JWT with a good signature, expired or not.
+    fn verify_signed(key: &[u8], token: &str) -> Option<Claims> {
         #[derive(Deserialize)]
         struct Header {
             alg: String,
@@ -642,8 +685,7 @@ impl Auth {
         if header.alg != "HS256" {
             return None;
         }
-        let claims: Claims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
-        (claims.exp > unix_now()).then_some(claims)
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()
     }
 
     /// The pub/sub channel a move of the revocation epoch is announced on.
@@ -732,7 +774,7 @@ impl Auth {
         if bearer.matches('.').count() != 2 {
             return Ok(Refusal::Unknown);
         }
-        let Some(claims) = Self::verify_jwt(self.signing_key().await?, bearer) else {
+        let Some(claims) = self.verify_jwt(self.signing_key().await?, bearer) else {
             return Ok(Refusal::Unknown);
         };
         let person = crate::people::load(&self.store, &claims.sub).await?;
@@ -746,7 +788,7 @@ impl Auth {
     pub async fn identify(&self, bearer: &str) -> Result<Option<Arc<Identity>>, IdentityError> {
         let jwt = bearer.matches('.').count() == 2;
         let claims = if jwt {
-            match Self::verify_jwt(self.signing_key().await?, bearer) {
+            match self.verify_jwt(self.signing_key().await?, bearer) {
                 Some(c) => Some(c),
                 None => return Ok(None),
             }

@@ -689,6 +689,10 @@ const WAITER_SURELY_PRESENT: Duration =
 pub const OWED_TURN_GRACE: Duration = Duration::from_secs(10);
 const CALLER_PRESENCE_EVERY: Duration = Duration::from_secs(2);
 
+/// How many waiting jobs' records one round trip of [`Queue::waiting_fields`] reads: a
+/// pipeline of HMGETs (a few hundred bytes of reply each), so a queue of 100,000 takes 100.
+const WAITING_READ_CHUNK: usize = 1000;
+
 impl Queue {
     /// `notifier` must be subscribed to `done:*` (see [`Queue::channels`]).
     pub fn new(store: Store, settings: QueueSettings, notifier: Notifier) -> Queue {
@@ -1206,7 +1210,14 @@ impl Queue {
             reply = match ran {
                 Ok(reply) => reply,
                 Err(e) => {
-                    self.drop_unclear(&id).await;
+                    let names = JobNames {
+                        account: spec.account.clone(),
+                        day,
+                        idem: spec.idempotency_key.clone(),
+                        waiter: String::new(),
+                        lane: Some(lane),
+                    };
+                    self.drop_unclear(&id, &names).await;
                     return Err(e.into());
                 }
             };
@@ -1397,14 +1408,25 @@ impl Queue {
     /// replicas' `WAIT` failed after the script ran): drops job `id` if the script queued it,
     /// so it neither runs nor stays charged while its caller is told the admission failed (a
     /// no-op if it never ran). Bounded: the caller's error waits for it.
-    async fn drop_unclear(&self, id: &str) {
+    ///
+    /// One message, with the names the admission sent (its account, key and the day of the
+    /// call that failed; the script checks the record says the same) and the script's source
+    /// (`Call::run_whole`): the drop used to read the names from the record first, and to
+    /// send the script by its SHA, and on a one-way partition (requests reach Redis, answers
+    /// do not) the read's answer, or the NOSCRIPT of a server that had not run the script
+    /// yet, never came: the drop was never sent, and the job ran and was charged for a
+    /// caller told it failed
+    /// (`answers_held_on_a_one_way_partition_leave_no_job_charged_unheard_or_recorded_twice`).
+    async fn drop_unclear(&self, id: &str, names: &JobNames) {
         let dropped = tokio::time::timeout(
             UNCLEAR_DROP_WITHIN,
-            self.cancel_queued(
+            self.cancel_named(
                 id,
+                names,
                 JobState::Cancelled,
                 FailureCode::Cancelled,
                 "the admission's answer was lost, so its caller was told it failed; the job was dropped before it started and nothing was charged; call again (the same idempotencyKey starts afresh)",
+                true,
             ),
         )
         .await;
@@ -1526,11 +1548,44 @@ impl Queue {
     /// The ids of the waiting jobs of both lanes, each lane's next turn last (at most
     /// `queue.waiting_global` of them).
     pub(crate) async fn waiting_ids(&self) -> Result<Vec<String>, QueueError> {
-        let mut ids = Vec::new();
+        // Both lanes in one round trip: the housekeeping reads them every round.
+        let mut pipe = redis::pipe();
         for lane in Lane::ALL {
-            ids.extend(self.lane_ids(lane).await?.into_iter().rev());
+            pipe.cmd("ZRANGE")
+                .arg(keys::lane(&self.store, lane))
+                .arg(0)
+                .arg(-1);
         }
-        Ok(ids)
+        let lanes: Vec<Vec<String>> = pipe.query_async(&mut self.store.conn()).await?;
+        Ok(lanes
+            .into_iter()
+            .flat_map(|l| l.into_iter().rev())
+            .collect())
+    }
+
+    /// The waiting jobs (as [`Queue::waiting_ids`]) with the values of `names` from each
+    /// record (`None` for a field or record that is missing), in
+    /// [`WAITING_READ_CHUNK`]-record round trips, not one a job: a round of the housekeeping
+    /// reads them all, and over a slow link one read a job made the round longer than a
+    /// stall (`STALL_AFTER`), so no lease was ever reaped while the queue was full.
+    pub(crate) async fn waiting_fields(
+        &self,
+        names: &[&str],
+    ) -> Result<Vec<(String, Vec<Option<String>>)>, QueueError> {
+        let ids = self.waiting_ids().await?;
+        let mut out = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(WAITING_READ_CHUNK) {
+            let mut pipe = redis::pipe();
+            for id in chunk {
+                pipe.add_command(record::job_fields_cmd(&self.job_key(id), names));
+            }
+            let replies: Vec<Vec<Option<Vec<u8>>>> =
+                pipe.query_async(&mut self.store.conn()).await?;
+            for (id, reply) in chunk.iter().zip(replies) {
+                out.push((id.clone(), record::job_fields_of(names, reply)));
+            }
+        }
+        Ok(out)
     }
 
     /// The jobs waiting or running now (running first), for the operator's job view.
@@ -1561,17 +1616,12 @@ impl Queue {
     /// after the refusal (the script cannot name keys it learns from the list, admit.lua):
     /// the global queue holds at most `queue.waiting_global` ids.
     async fn waiting_job_of(&self, account: &str) -> Result<Option<String>, QueueError> {
-        let waiting = self.waiting_ids().await?;
-        for id in waiting.iter().rev() {
-            let owner = job_fields(&mut self.store.conn(), &self.job_key(id), &["account"])
-                .await?
-                .pop()
-                .flatten();
-            if owner.as_deref() == Some(account) {
-                return Ok(Some(id.clone()));
-            }
-        }
-        Ok(None)
+        let waiting = self.waiting_fields(&["account"]).await?;
+        Ok(waiting
+            .into_iter()
+            .rev()
+            .find(|(_, f)| f[0].as_deref() == Some(account))
+            .map(|(id, _)| id))
     }
 
     /// Whether `account` has used idempotency key `key` recently (its record is kept for
@@ -1806,12 +1856,27 @@ impl Queue {
     ) -> Result<bool, QueueError> {
         // Two steps (cancel.lua, cluster note): the record names the day and idempotency keys.
         let names = self.job_names(id).await?;
+        self.cancel_named(id, &names, state, code, message, false)
+            .await
+    }
+
+    /// [`Queue::cancel_queued`] with the job's names known (read from its record, or sent
+    /// with its admission): one step, with `whole` one message (`Call::run_whole`).
+    /// cancel.lua drops nothing if the record says otherwise.
+    async fn cancel_named(
+        &self,
+        id: &str,
+        names: &JobNames,
+        state: JobState,
+        code: FailureCode,
+        message: &str,
+        whole: bool,
+    ) -> Result<bool, QueueError> {
         let Some(lane) = names.lane else {
             return Ok(false);
         };
-        let dropped: Applied = scripts::CANCEL
-            .call(&self.store)
-            .key(self.job_key(id))
+        let mut call = scripts::CANCEL.call(&self.store);
+        call.key(self.job_key(id))
             .key(keys::lane(&self.store, lane))
             .key(keys::fair(&self.store))
             .key(self.budget_key(&names.day))
@@ -1828,9 +1893,11 @@ impl Queue {
             .arg(&names.account)
             .arg(&names.day)
             .arg(&names.idem)
-            .arg("")
-            .run()
-            .await?;
+            .arg("");
+        let dropped: Applied = match whole {
+            true => call.run_whole().await?,
+            false => call.run().await?,
+        };
         Ok(dropped == Applied::Done)
     }
 

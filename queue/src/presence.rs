@@ -72,54 +72,71 @@ impl Queue {
     /// Drops queued jobs whose caller's API process is gone (its presence expired). Any
     /// process may call it; it is idempotent. Returns the dropped ids.
     pub async fn drop_orphans(&self) -> Result<Vec<String>, QueueError> {
-        // Two steps (cancel.lua, cluster note): the waiting ids and each job's names and
-        // waiter first, then one script per orphan, which re-checks all of it.
-        let waiting = self.waiting_ids().await?;
-        let mut dropped = Vec::new();
-        for id in waiting {
-            let f = crate::job_fields(
-                &mut self.store.conn(),
-                &self.job_key(&id),
-                &["account", "day", "idem", "waiter", "state", "kind"],
-            )
+        // Two steps (cancel.lua, cluster note): the waiting jobs' names and waiters, and
+        // their waiters' presences, first, then one script per orphan, which re-checks all of
+        // it. The reads are a pipeline each, not a round trip a job: this runs every round of
+        // every process's housekeeping, and a round longer than `STALL_AFTER` is taken for a
+        // stall, over which no lease is reaped (a slow link with a full queue did that).
+        let waiting = self
+            .waiting_fields(&["account", "day", "idem", "waiter", "state", "kind"])
             .await?;
-            let get = |i: usize| f.get(i).cloned().flatten().unwrap_or_default();
-            let (account, day, idem, waiter) = (get(0), get(1), get(2), get(3));
-            let Some(lane) = JobKind::parse(&get(5)).map(Lane::of) else {
-                continue;
-            };
-            if waiter.is_empty() || get(4) != JobState::Queued.as_str() {
-                continue;
+        let queued: Vec<(String, Lane, Vec<String>)> = waiting
+            .into_iter()
+            .filter_map(|(id, f)| {
+                let f: Vec<String> = f.into_iter().map(Option::unwrap_or_default).collect();
+                let lane = JobKind::parse(&f[5]).map(Lane::of)?;
+                (!f[3].is_empty() && f[4] == JobState::Queued.as_str()).then_some((id, lane, f))
+            })
+            .collect();
+        let mut waiters: Vec<&str> = queued.iter().map(|(_, _, f)| f[3].as_str()).collect();
+        waiters.sort_unstable();
+        waiters.dedup();
+        let mut gone = std::collections::HashSet::new();
+        if !waiters.is_empty() {
+            let mut pipe = redis::pipe();
+            for waiter in &waiters {
+                pipe.exists(self.callers_key(waiter));
             }
-            let presence = self.callers_key(&waiter);
-            let alive: bool = self.store.conn().exists(&presence).await?;
-            if alive {
-                continue;
-            }
+            let alive: Vec<bool> = pipe.query_async(&mut self.store.conn()).await?;
+            gone.extend(
+                waiters
+                    .iter()
+                    .zip(alive)
+                    .filter(|(_, a)| !a)
+                    .map(|(w, _)| *w),
+            );
+        }
+        let mut dropped = Vec::new();
+        for (id, lane, f) in queued
+            .iter()
+            .filter(|(_, _, f)| gone.contains(f[3].as_str()))
+        {
+            let (account, day, idem, waiter) = (&f[0], &f[1], &f[2], &f[3]);
+            let presence = self.callers_key(waiter);
             let reply: Applied = scripts::CANCEL
                 .call(&self.store)
-                .key(self.job_key(&id))
-                .key(keys::lane(&self.store, lane))
+                .key(self.job_key(id))
+                .key(keys::lane(&self.store, *lane))
                 .key(keys::fair(&self.store))
-                .key(self.budget_key(&day))
-                .key(self.idem_key(&account, &idem))
+                .key(self.budget_key(day))
+                .key(self.idem_key(account, idem))
                 .key(&presence)
                 .key(keys::clock(&self.store))
                 .key(keys::ended(&self.store))
-                .arg(&id)
+                .arg(id)
                 .arg(JobState::Cancelled.as_str())
                 .arg(crate::FailureCode::Cancelled.as_str())
                 .arg(ORPHAN_MESSAGE)
                 .arg(self.settings.job_ttl_seconds())
-                .arg(self.done_channel(&id))
-                .arg(&account)
-                .arg(&day)
-                .arg(&idem)
-                .arg(&waiter)
+                .arg(self.done_channel(id))
+                .arg(account)
+                .arg(day)
+                .arg(idem)
+                .arg(waiter)
                 .run()
                 .await?;
             if reply == Applied::Done {
-                dropped.push(id);
+                dropped.push(id.clone());
             }
         }
         Ok(dropped)

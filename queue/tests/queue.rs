@@ -3945,3 +3945,165 @@ async fn two_completion_calls_fly_at_once_and_claim_in_the_order_sent() {
     }
     assert_eq!(s.queue.depth().await.unwrap().0, 0);
 }
+
+/// A slow link to Redis (every chunk held 100 ms each way, a round trip of 200 ms: Redis in
+/// another region, or a congested network) with a full queue. The housekeeping's round
+/// notes the server's clock once (expired.lua), and a gap of more than `STALL_AFTER` (3 s)
+/// between notes is a stall, over which no lease is reaped. The round read each waiting
+/// job's record and its caller's presence one round trip after another: 30 waiting jobs made
+/// a round of 60 round trips (12 s here), every gap a stall, and a dead worker's job was
+/// never reaped while the queue stayed full (its caller waited on; its slot counted busy).
+/// The same with a fast link and a queue of thousands (`queue.waiting_global` raised).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_link_to_redis_with_a_full_queue_still_reaps_a_dead_workers_lease() {
+    let redis = RedisServer::start();
+    let wide = |q: &mut QueueSettings| {
+        q.queue.lease_seconds = 2;
+        q.queue.waiting_global = 40;
+    };
+    // The callers' API process, on a fast link: its presence lives throughout.
+    let (api, _api_stop) = queue_on(&redis.url(), wide).await;
+    let (presence_stop, presence) = watch::channel(false);
+    tokio::spawn(api.clone().announce_callers(presence));
+    let dead = api
+        .admit_for_caller(spec(JobKind::Simulate, "dead", 1, "d"))
+        .await
+        .unwrap();
+    let Admission::New(dead) = dead else {
+        panic!("{dead:?}")
+    };
+    let claim = api.claim("dying").await.unwrap().unwrap();
+    assert_eq!(claim.record.id, dead.id);
+    for i in 0..30 {
+        let a = api
+            .admit_for_caller(spec(JobKind::Simulate, &format!("acct{i}"), 1, "k"))
+            .await;
+        assert!(is_new(&a), "{a:?}");
+    }
+
+    // The process whose housekeeping runs, on the slow link.
+    let link = horst_testkit::Cut::start(redis.port()).await;
+    let (slow, _slow_stop) = queue_on(&link.url(), wide).await;
+    link.set_delay(Duration::from_millis(100));
+    let started = tokio::time::Instant::now();
+    let mut reaped_after = None;
+    // The worker's housekeeping, round after round (horst_worker::housekeeping).
+    while started.elapsed() < Duration::from_secs(20) {
+        let reaped = slow.reap().await.unwrap();
+        assert!(
+            slow.drop_orphans().await.unwrap().is_empty(),
+            "the callers live"
+        );
+        slow.sweep_fair().await.unwrap();
+        if reaped.contains(&dead.id) {
+            reaped_after = Some(started.elapsed());
+            break;
+        }
+        tokio::time::sleep(HOUSEKEEPING_EVERY).await;
+    }
+    let _ = presence_stop.send(true);
+    let reaped_after = reaped_after.unwrap_or_else(|| {
+        panic!("the dead worker's job was not reaped in 20 s of housekeeping over the slow link (lease 2 s)")
+    });
+    eprintln!(
+        "reaped {:.1} s into the housekeeping",
+        reaped_after.as_secs_f64()
+    );
+    let record = api.get(&dead.id).await.unwrap().unwrap();
+    assert_eq!(record.failure.unwrap().code, "cancelled");
+    assert_eq!(api.depth().await.unwrap().0, 30, "the waiting jobs wait on");
+}
+
+/// A one-way partition: the requests of a process reach Redis and run, their answers are
+/// held (`Cut::hold_replies`) past the call's timeout. An admission whose answer is held ran,
+/// and its caller, told the store could not be reached, is not charged for a job it never
+/// heard of: the drop of the unclear admission reaches Redis too and releases it, and the
+/// same key admits afresh after the heal. A completion whose answer is held was recorded;
+/// its retry after the heal is refused (the job ended) and the record is the first
+/// completion's, charged once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_held_on_a_one_way_partition_leave_no_job_charged_unheard_or_recorded_twice() {
+    let redis = RedisServer::start();
+    let link = horst_testkit::Cut::start(redis.port()).await;
+    let (queue, _stop) = queue_on(&link.url(), |_| {}).await;
+    let (observer, _observer_stop) = queue_on(&redis.url(), |_| {}).await;
+    let first = queue
+        .admit_for_caller(spec(JobKind::Simulate, "ada", 1, "held-0"))
+        .await;
+    assert!(is_new(&first), "{first:?}");
+    let before = observer.remaining("bea", 1).await.unwrap();
+
+    link.hold_replies();
+    let held = queue
+        .admit_for_caller(spec(JobKind::Simulate, "bea", 1, "held-1"))
+        .await;
+    assert!(matches!(held, Err(QueueError::Unavailable(_))), "{held:?}");
+    // Its admission and the drop after it ran in Redis while the answers waited.
+    assert!(!observer
+        .has_idempotency_record("bea", "held-1")
+        .await
+        .unwrap());
+    assert_eq!(observer.remaining("bea", 1).await.unwrap(), before);
+    link.heal();
+    let mut again = Err(QueueError::Store("not tried".into()));
+    for _ in 0..100 {
+        again = queue
+            .admit_for_caller(spec(JobKind::Simulate, "bea", 1, "held-1"))
+            .await;
+        if again.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let Ok(Admission::New(job)) = again else {
+        panic!("the same key after the heal: {again:?}")
+    };
+
+    // A worker on the partitioned link completes a job; the answer is held. (Its first job,
+    // ada's, completes first: a worker's completion script is known to the server, as it is
+    // after a worker's first job.)
+    let ada = queue.claim("w").await.unwrap().expect("ada's job");
+    assert_ne!(ada.record.id, job.id);
+    let done = queue
+        .complete_slot(&ada.record, ada.token, Ok(won(true)), None)
+        .await
+        .unwrap();
+    assert_eq!(done, Completion::Recorded);
+    let claim = queue.claim("w").await.unwrap().expect("bea's job");
+    assert_eq!(claim.record.id, job.id);
+    link.hold_replies();
+    let unheard = queue
+        .complete_slot(&claim.record, claim.token, Ok(won(true)), None)
+        .await;
+    assert!(
+        unheard.is_err(),
+        "answered through the held link: {unheard:?}"
+    );
+    let recorded = observer.get(&job.id).await.unwrap().unwrap();
+    assert_eq!(recorded.state, JobState::Succeeded, "{recorded:?}");
+    link.heal();
+    let mut retried = None;
+    for _ in 0..100 {
+        let again = queue
+            .complete_slot(&claim.record, claim.token, Ok(won(false)), None)
+            .await;
+        if let Ok(r) = again {
+            retried = Some(r);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        retried,
+        Some(Completion::Refused),
+        "the retry is refused: the job ended"
+    );
+    let last = observer.get(&job.id).await.unwrap().unwrap();
+    assert_eq!(last.state, JobState::Succeeded);
+    assert_eq!(
+        last.result, recorded.result,
+        "the first completion's result"
+    );
+    assert_eq!(last.charged_seconds, recorded.charged_seconds);
+    assert_eq!(last.finished_at_ms, recorded.finished_at_ms);
+}

@@ -443,6 +443,24 @@ impl<'a, R: FromRedisValue> Call<'a, R> {
     where
         R: Send + 'a,
     {
+        self.run_as(false)
+    }
+
+    /// [`Call::run`] sent with the script's source at once (EVAL): one message whatever the
+    /// server's script cache holds, for a call that must reach Redis even when no answer
+    /// comes back (a one-way partition: the NOSCRIPT answer that asks for the source would
+    /// never arrive). Costs the source's bytes on the wire; only for calls after a failure.
+    pub fn run_whole(&self) -> impl Future<Output = redis::RedisResult<R>> + Send + 'a
+    where
+        R: Send + 'a,
+    {
+        self.run_as(true)
+    }
+
+    fn run_as(&self, whole: bool) -> impl Future<Output = redis::RedisResult<R>> + Send + 'a
+    where
+        R: Send + 'a,
+    {
         let (nkeys, nargv) = (self.args.keys().count(), self.args.argv().count());
         let checked = check_counts(self.decl, self.group, nkeys, nargv).and_then(|()| {
             match self.store.hash_tags() {
@@ -478,6 +496,9 @@ impl<'a, R: FromRedisValue> Call<'a, R> {
         }
         eval.arg(offset);
         let (store, source) = (self.store, self.source);
+        if whole {
+            eval = with_source(&eval, source);
+        }
         async move {
             checked?;
             // A durable script and its WAIT on a connection of their own (`Store::durable`).

@@ -84,6 +84,7 @@ mod reliability;
 mod runtime_threads;
 mod security;
 mod shutdown;
+mod slow_link;
 mod stall;
 mod table_bound;
 mod tidy;

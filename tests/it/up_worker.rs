@@ -661,3 +661,56 @@ async fn a_dead_worker_child_ends_only_its_own_jobs_not_a_namesake_s() {
     up.signal(libc::SIGTERM);
     up.wait_exit(Duration::from_secs(60)).expect("up exits");
 }
+
+/// The worker child's log (its stderr) reaches `up`'s stderr marked as the child's: before,
+/// it was passed through as it was, and an operator reading up's terminal or journal took a
+/// worker's error for up's own. In text a `worker: ` before the line; with `log.format =
+/// "json"` the child's JSON event whole, with `"process":"worker"`.
+#[test]
+fn the_worker_childs_log_lines_on_ups_stderr_say_they_are_the_childs() {
+    let child_line = |up: &HorstProcess| {
+        let err = up.stderr();
+        err.lines()
+            .find(|l| l.contains("worker started") && !l.contains("worker process started"))
+            .map(str::to_string)
+    };
+    for json in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let format = if json { "json" } else { "human" };
+        let mut up = HorstProcess::spawn(
+            &["up", "--listen", "127.0.0.1:0", "--data", "data"],
+            &[("HORST_LOG_FORMAT", format)],
+            dir.path(),
+        );
+        up.wait_listening();
+        let start = std::time::Instant::now();
+        while child_line(&up).is_none() && start.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        up.signal(libc::SIGTERM);
+        assert!(up.wait_exit(Duration::from_secs(30)).is_some());
+        let line = child_line(&up).unwrap_or_else(|| {
+            panic!("the child's \"worker started\" never came: {}", up.stderr())
+        });
+        if json {
+            let event: Value = serde_json::from_str(&line).expect("a JSON event");
+            assert_eq!(event["process"], "worker", "{line}");
+            assert!(
+                event["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("worker started"),
+                "{line}"
+            );
+            assert!(
+                event.get("worker").is_some(),
+                "the child's fields are kept: {line}"
+            );
+        } else {
+            assert!(
+                line.starts_with("worker: "),
+                "not marked as the child's: {line}"
+            );
+        }
+    }
+}

@@ -1137,6 +1137,12 @@ pub async fn housekeeping(
     metrics: WorkerMetrics,
     mut shutdown: watch::Receiver<bool>,
 ) {
+    // A round every second from the start of the last, not a second after its end: the gap
+    // between two rounds' looks at the clock is what tells a stall (`STALL_AFTER`), and a
+    // round's own round trips (a slow link to Redis) should not add to it.
+    let every = horst_queue::HOUSEKEEPING_EVERY;
+    let mut rounds = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    rounds.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         match queue.reap().await {
             Ok(ids) => {
@@ -1159,7 +1165,7 @@ pub async fn housekeeping(
             tracing::debug!(error = %e, "the sweep of queue:fair failed");
         }
         tokio::select! {
-            _ = tokio::time::sleep(horst_queue::HOUSEKEEPING_EVERY) => {}
+            _ = rounds.tick() => {}
             _ = shutdown.wait_for(|s| *s) => return,
         }
     }

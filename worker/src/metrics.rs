@@ -131,6 +131,11 @@ pub async fn sample_queue_gauges(
     let lane_oldest = Family::<Labels, Gauge<i64>>::default();
     let kind_depth = Family::<Labels, Gauge<i64>>::default();
     let kind_oldest = Family::<Labels, Gauge<i64>>::default();
+    // The ages in seconds, Prometheus's base unit, beside the milliseconds of earlier
+    // versions (deprecated, kept so no dashboard or alert breaks; docs/operators.md).
+    let oldest_s = SecondsGauge::default();
+    let lane_oldest_s = Family::<Labels, SecondsGauge>::default();
+    let kind_oldest_s = Family::<Labels, SecondsGauge>::default();
     metrics.register(
         "queue_kind_waiting_jobs",
         "Jobs waiting to start, by kind (playtest, simulate, submit, recheck)",
@@ -138,8 +143,13 @@ pub async fn sample_queue_gauges(
     );
     metrics.register(
         "queue_kind_oldest_waiting_milliseconds",
-        "Age of the longest-waiting job of the kind (0 when none waits)",
+        "Age of the longest-waiting job of the kind (0 when none waits); deprecated: queue_kind_oldest_waiting_seconds",
         kind_oldest.clone(),
+    );
+    metrics.register(
+        "queue_kind_oldest_waiting_seconds",
+        "Age of the longest-waiting job of the kind, in seconds (0 when none waits)",
+        kind_oldest_s.clone(),
     );
     metrics.register(
         "queue_lane_waiting_jobs",
@@ -148,8 +158,13 @@ pub async fn sample_queue_gauges(
     );
     metrics.register(
         "queue_lane_oldest_waiting_milliseconds",
-        "Age of the lane's longest-waiting job",
+        "Age of the lane's longest-waiting job; deprecated: queue_lane_oldest_waiting_seconds",
         lane_oldest.clone(),
+    );
+    metrics.register(
+        "queue_lane_oldest_waiting_seconds",
+        "Age of the lane's longest-waiting job, in seconds (0 when none waits)",
+        lane_oldest_s.clone(),
     );
     metrics.register("queue_waiting_jobs", "Jobs waiting to start", depth.clone());
     metrics.register(
@@ -164,8 +179,13 @@ pub async fn sample_queue_gauges(
     );
     metrics.register(
         "queue_oldest_waiting_milliseconds",
-        "Age of the oldest waiting job",
+        "Age of the oldest waiting job; deprecated: queue_oldest_waiting_seconds",
         oldest.clone(),
+    );
+    metrics.register(
+        "queue_oldest_waiting_seconds",
+        "Age of the oldest waiting job, in seconds (0 when none waits)",
+        oldest_s.clone(),
     );
     metrics.register(
         "budget_seconds_used",
@@ -193,11 +213,13 @@ pub async fn sample_queue_gauges(
         let labels = vec![("lane", lane.as_str().to_string())];
         drop(lane_depth.get_or_create(&labels));
         drop(lane_oldest.get_or_create(&labels));
+        drop(lane_oldest_s.get_or_create(&labels));
     }
     for kind in JobKind::ALL {
         let labels = vec![("kind", kind.as_str().to_string())];
         drop(kind_depth.get_or_create(&labels));
         drop(kind_oldest.get_or_create(&labels));
+        drop(kind_oldest_s.get_or_create(&labels));
     }
     loop {
         // Every waiting record read once for all three (it was read three times: the total,
@@ -206,12 +228,14 @@ pub async fn sample_queue_gauges(
             let (n, age) = waiting.total();
             depth.set(n as i64);
             oldest.set(age.unwrap_or(0) as i64);
+            oldest_s.set(seconds(age));
             for (lane, n, age) in waiting.lanes {
                 let labels = vec![("lane", lane.as_str().to_string())];
                 lane_depth.get_or_create(&labels).set(n as i64);
                 lane_oldest
                     .get_or_create(&labels)
                     .set(age.unwrap_or(0) as i64);
+                lane_oldest_s.get_or_create(&labels).set(seconds(age));
             }
             for (kind, n, age) in waiting.kinds {
                 let labels = vec![("kind", kind.as_str().to_string())];
@@ -219,6 +243,7 @@ pub async fn sample_queue_gauges(
                 kind_oldest
                     .get_or_create(&labels)
                     .set(age.unwrap_or(0) as i64);
+                kind_oldest_s.get_or_create(&labels).set(seconds(age));
             }
         }
         if let Ok(n) = queue.running_count().await {
@@ -253,6 +278,14 @@ pub async fn sample_queue_gauges(
             _ = shutdown.wait_for(|s| *s) => return,
         }
     }
+}
+
+/// A gauge of seconds with their fraction (the ages are measured in milliseconds).
+type SecondsGauge = Gauge<f64, std::sync::atomic::AtomicU64>;
+
+/// An age in milliseconds as seconds; none waiting is 0, as the milliseconds gauges say.
+fn seconds(age_ms: Option<u64>) -> f64 {
+    age_ms.unwrap_or(0) as f64 / 1000.0
 }
 
 /// The final states `queue_jobs_ended_today` counts (`DayStats::finished`'s).
