@@ -324,6 +324,19 @@ fn a_retry_with_the_key_of_an_earlier_action_is_answered_as_that_action() {
         queued,
         "no move reached the game again"
     );
+    // The latest (resolved) action's key with another move: its fingerprint tells. It was
+    // answered as the old move, and the new one dropped without a word.
+    let e = g.err(Event::Action {
+        player_id: a.clone(),
+        action: json!("another move"),
+        turn: Some(firsts[3].1),
+        action_id: "a_z".into(),
+        idempotency_key: Some("k4".into()),
+    });
+    assert_eq!(
+        (e.status(), e.code.as_str()),
+        (409, "idempotency_key_reused")
+    );
     // Step 1 is older than the kept keys: a new move, as any unknown key.
     let (id, _) = accepted(g.ok(act(1, None, "a_new")));
     assert_eq!(&*id, "a_new");
