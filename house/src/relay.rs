@@ -2,8 +2,8 @@
 //! house process performs the matching bridge-API call with its agent token, and answers with
 //! `window.__horstHouseReply(id, status, body, retryAfterMs)`. The page names an operation and its
 //! arguments, never a URL or a header, so whatever called the binding could make only the
-//! house token's bridge calls, though on any of the house's tables (a session id is not
-//! checked against the page's own). The game never gets the binding: it goes into the page's
+//! house token's bridge calls, and only on its own table's sessions ([`Hosted`]: the API
+//! lets the token act on every house table). The game never gets the binding: it goes into the page's
 //! session only (`table.rs`), and a sandboxed game frame runs as a target of its own (with
 //! Chromium 156 its `typeof horstHouse` is `"undefined"`).
 
@@ -473,6 +473,84 @@ impl Relay {
     }
 }
 
+/// Sessions one table may call with the house's token: those its creates and rematches
+/// made, and the next rounds the API named in answers about them (an autoRematch's round,
+/// linked by the API, reaches the page in a poll's or an ops answer's `nextSessionId`).
+/// Every house table is the token's, so the API lets the token act on any of them: a page
+/// (or a game that reached its binding) could drain another table's host queue, publish
+/// into it or end it. The public view needs no token and is not limited.
+#[derive(Debug, Default)]
+pub struct Hosted {
+    /// Newest last; at most [`Hosted::KEPT`] (a page only ever calls its current round and
+    /// the one before it).
+    sessions: std::collections::VecDeque<String>,
+}
+
+impl Hosted {
+    const KEPT: usize = 8;
+
+    /// Whether the table may make `call`; `None` if so, else the session it may not touch.
+    pub fn refuses<'a>(&self, call: &'a BridgeCall) -> Option<&'a str> {
+        let sid = match call {
+            BridgeCall::CreateSession { .. } | BridgeCall::PublicView { .. } => return None,
+            BridgeCall::Ops { session_id, .. }
+            | BridgeCall::PendingActions { session_id, .. }
+            | BridgeCall::Rematch { session_id } => session_id,
+        };
+        (!self.sessions.iter().any(|s| s == sid)).then_some(sid.as_str())
+    }
+
+    /// Learns the sessions `reply` (the API's answer to `call`) names as this table's: the
+    /// one a create or rematch made, the next round an answer about a session of its names.
+    pub fn learn(&mut self, call: &BridgeCall, reply: &Reply) {
+        if !(200..300).contains(&reply.status) || self.refuses(call).is_some() {
+            return;
+        }
+        let field = match call {
+            BridgeCall::CreateSession { .. } | BridgeCall::Rematch { .. } => "sessionId",
+            BridgeCall::Ops { .. } | BridgeCall::PendingActions { .. } => "nextSessionId",
+            BridgeCall::PublicView { .. } => return,
+        };
+        let named = serde_json::from_str::<Value>(&reply.body)
+            .ok()
+            .and_then(|v| v.get(field)?.as_str().map(str::to_string));
+        if let Some(sid) = named {
+            self.add(sid);
+        }
+    }
+
+    fn add(&mut self, sid: String) {
+        if self.sessions.contains(&sid) {
+            return;
+        }
+        if self.sessions.len() == Self::KEPT {
+            self.sessions.pop_front();
+        }
+        self.sessions.push_back(sid);
+    }
+}
+
+/// The answer to a call on a session the table does not host ([`Hosted::refuses`]), in the
+/// API's error shape: 403 `not_the_host`, as the API answers another host.
+pub fn not_hosted(session_id: &str) -> Reply {
+    #[derive(Serialize)]
+    struct Refused {
+        code: &'static str,
+        error: String,
+    }
+    let body = Refused {
+        code: "not_the_host",
+        error: format!(
+            "this table does not host session {session_id}: a house table calls only the sessions it created or rematched and the next rounds the API named for them"
+        ),
+    };
+    Reply {
+        status: 403,
+        body: serde_json::to_string(&body).unwrap_or_default(),
+        retry_after_ms: None,
+    }
+}
+
 /// reqwest's errors include the URL; ours carry no secrets, but keep messages short.
 fn without_url(e: &reqwest::Error) -> String {
     let mut s = e.to_string();
@@ -489,6 +567,72 @@ fn without_url(e: &reqwest::Error) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A table calls the sessions it made and the next rounds the API named for them; another
+    /// house table's session (the same token may act on it at the API) is refused before
+    /// anything is sent.
+    #[test]
+    fn a_table_calls_only_the_sessions_it_hosts() {
+        let ok = |body: &str| Reply {
+            status: 200,
+            body: body.to_string(),
+            retry_after_ms: None,
+        };
+        let ops = |sid: &str| BridgeCall::Ops {
+            session_id: sid.into(),
+            ops: json!([]),
+            batch_id: None,
+        };
+        let poll = |sid: &str| BridgeCall::PendingActions {
+            session_id: sid.into(),
+            after: 0,
+            wait: 0,
+        };
+        let create = BridgeCall::CreateSession {
+            config: json!({}),
+            idempotency_key: None,
+        };
+        let mut hosted = Hosted::default();
+        assert_eq!(hosted.refuses(&create), None);
+        assert_eq!(hosted.refuses(&ops("ses_1")), Some("ses_1"));
+        hosted.learn(&create, &ok(r#"{"sessionId":"ses_1"}"#));
+        assert_eq!(hosted.refuses(&ops("ses_1")), None);
+        assert_eq!(hosted.refuses(&poll("ses_1")), None);
+        // Another table's session: refused, and what its answers would name is not learned.
+        assert_eq!(hosted.refuses(&poll("ses_9")), Some("ses_9"));
+        hosted.learn(&poll("ses_9"), &ok(r#"{"nextSessionId":"ses_10"}"#));
+        assert_eq!(hosted.refuses(&ops("ses_10")), Some("ses_10"));
+        // The next round, named in an answer about its own session.
+        hosted.learn(&poll("ses_1"), &ok(r#"{"nextSessionId":"ses_2"}"#));
+        assert_eq!(hosted.refuses(&ops("ses_2")), None);
+        hosted.learn(
+            &BridgeCall::Rematch {
+                session_id: "ses_2".into(),
+            },
+            &ok(r#"{"sessionId":"ses_3"}"#),
+        );
+        assert_eq!(hosted.refuses(&ops("ses_3")), None);
+        // A refused call's answer teaches nothing; the public view needs no token.
+        hosted.learn(
+            &create,
+            &Reply {
+                status: 500,
+                ..ok(r#"{"sessionId":"ses_4"}"#)
+            },
+        );
+        assert_eq!(hosted.refuses(&ops("ses_4")), Some("ses_4"));
+        let public = BridgeCall::PublicView {
+            session_id: "ses_9".into(),
+            since: None,
+            wait: 0,
+        };
+        assert_eq!(hosted.refuses(&public), None);
+        let r = not_hosted("ses_9");
+        assert_eq!(r.status, 403);
+        let v: Value = serde_json::from_str(&r.body).unwrap();
+        assert_eq!(v["code"], "not_the_host");
+        assert!(v["error"].as_str().unwrap().contains("ses_9"), "{v}");
+    }
 
     #[test]
     fn parses_each_call() {

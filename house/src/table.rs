@@ -386,6 +386,8 @@ async fn run(
     shared: Shared,
 ) {
     let Shared { frames, closed } = shared;
+    // The sessions this table may call (`relay::Hosted`), learned from the answers.
+    let hosted = Arc::new(Mutex::new(relay::Hosted::default()));
     // Nothing in this loop awaits the browser: every call goes out on its own task, so a
     // navigation waiting for a paused request can never wait for the loop itself.
     while let Some(ev) = events.recv().await {
@@ -452,15 +454,22 @@ async fn run(
                         });
                     }
                     Ok(PageRequest::Call { id, call }) => {
-                        let (b, r, s, view, closed) = (
-                            browser.clone(),
-                            relay.clone(),
-                            page_session.clone(),
-                            view.clone(),
-                            closed.clone(),
-                        );
+                        let (b, s) = (browser.clone(), page_session.clone());
+                        let refused = hosted.lock().unwrap().refuses(&call).map(str::to_string);
+                        if let Some(sid) = refused {
+                            tracing::warn!(session = %sid, "house page called a session its table does not host; refused");
+                            tokio::spawn(async move {
+                                answer(&b, &s, id, relay::not_hosted(&sid)).await
+                            });
+                            continue;
+                        }
+                        let (r, view, closed, hosted) =
+                            (relay.clone(), view.clone(), closed.clone(), hosted.clone());
                         tokio::spawn(async move {
                             let reply = r.perform(&call).await;
+                            // Before the page hears of it: its next call may name the
+                            // session this answer made or linked.
+                            hosted.lock().unwrap().learn(&call, &reply);
                             // Record the session this call made and look at `closed` under the
                             // view's lock: a house stopping marks the table closed and then
                             // reads the view, so either it sees the session here and ends it,

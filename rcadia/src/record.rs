@@ -1157,6 +1157,47 @@ mod tests {
         );
     }
 
+    /// A player's past (when they were last struck, which decides whether an unconfirmed
+    /// action is applied late) is a twelfth element of the player, which the previous
+    /// release's decoder refuses as it refuses a seventh of `lastAction`. The previous forms
+    /// leave it out; this release reads a player without it.
+    #[test]
+    fn the_previous_forms_leave_out_the_players_past() {
+        let mut s = played();
+        // The delivered action is unconfirmed at 15 s and the 10 s deadline, passed while it
+        // was pending, strikes its player at once.
+        s.apply(Event::Tick, s.created_at_ms() + 15_100).unwrap();
+        let p = &s.players()[0];
+        assert_eq!(p.strikes, 1);
+        assert!(!p.past.is_empty(), "{p:?}");
+        type PreviousPlayer = (
+            Value,
+            Value,
+            Value,
+            Value,
+            Value,
+            Value,
+            Value,
+            Value,
+            Value,
+            Value,
+            Value,
+        );
+        let bytes = rmp_serde::to_vec(p).unwrap();
+        assert!(
+            rmp_serde::from_slice::<PreviousPlayer>(&bytes).is_err(),
+            "a twelfth element is refused"
+        );
+        let previous = s.as_previous_release_reads();
+        let bytes = rmp_serde::to_vec(&previous.players()[0]).unwrap();
+        assert!(rmp_serde::from_slice::<PreviousPlayer>(&bytes).is_ok());
+        let encoded = encode_write_as(&s, None, StoredForms::Previous).unwrap();
+        let read: Session = rmp_serde::from_slice(&encoded.base).unwrap();
+        assert_eq!(read, *previous);
+        assert!(read.players()[0].past.is_empty());
+        assert_eq!(read.players()[0].strikes, 1);
+    }
+
     #[test]
     fn events_are_stored_compact_and_read_back_as_they_were() {
         let mut s = played();

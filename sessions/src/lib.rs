@@ -82,11 +82,13 @@
 //!   acknowledged, except actions still pending (the queue of a host that never acknowledges
 //!   stays bounded).
 //! - **Retries of `/action`.** An optional `idempotencyKey` (horst's addition): while the
-//!   player's latest action carries the same key, a request with it is that action again
-//!   (its id, turn and outcome), so a retry in a multi-step turn is no second move. The
-//!   same key with another `turn`, or with another action while that one is pending (a
-//!   resolved action's body is not kept), is a new move under a reused key:
-//!   `409 idempotency_key_reused`. Without a key, a request with the latest action's
+//!   player's latest action, or one of the [`session::EARLIER_KEYED`] keyed actions before
+//!   it (`PlayerPast::earlier_keyed`: a retry layer's resend held back past the next move),
+//!   carries the same key, a request with it is that action again (its id, turn and
+//!   outcome, the latter from the event log for an earlier one), so a retry is no second
+//!   move. The same key with another `turn` or another action (a resolved action's body is
+//!   not kept, its fingerprint is) is a new move under a reused key:
+//!   `409 idempotency_key_reused`. An older key is not known: a new move. Without a key, a request with the latest action's
 //!   body (its fingerprint is kept) and the same or no `turn` may be its resend: a refusal
 //!   (`action_pending`, `stale_turn`, `not_your_turn`, `finished`) names that action and its
 //!   outcome, and in a game that is not turn-based the same action with the `turn` of an
@@ -110,7 +112,12 @@
 //!   refused (400). A `reject` with an `actionId` resolves that pending action; without one
 //!   (v1 games) it resolves whatever the player has pending with the game. A rejection of an
 //!   action already reported `unconfirmed` turns its `lastAction` into `rejected` (the truth
-//!   arrived late). Every rejection is listed for the turn (the latest 50), once: a reject
+//!   arrived late); so does the game moving on from its turn (the turn advances while its
+//!   player sent nothing newer): it was applied, late, and its player's strikes are cleared,
+//!   unless that player was struck after it (`PlayerPast::struck_at_ms`; a game passes a
+//!   struck player's turn, so the move on may be the timeout's): then it stays unconfirmed.
+//!   A record of the previous release does not keep the strike's time: standing strikes
+//!   count as struck after. Every rejection is listed for the turn (the latest 50), once: a reject
 //!   naming an action already rejected (a resent or repeated answer) or applied is accepted
 //!   and changes nothing. A rejection's
 //!   `reason` is for the rejected player only: `/events` shows other players `reason: null`

@@ -77,6 +77,18 @@ fn check_tag(at: &str, field: &str, tag: Option<&str>) -> Result<(), ProtocolErr
     }
 }
 
+/// The fields of a `POST /ops` body.
+const BATCH_FIELDS: &[&str] = &["ops", "batchId"];
+
+/// ` (did you mean "playerId"?)` when `field` is one of `known` but for letter case.
+fn did_you_mean(field: &str, known: &[&str]) -> String {
+    known
+        .iter()
+        .find(|k| k.eq_ignore_ascii_case(field))
+        .map(|k| format!(" (did you mean \"{k}\"?)"))
+        .unwrap_or_default()
+}
+
 /// One host operation.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
@@ -116,15 +128,63 @@ impl Op {
                 ops.len()
             )));
         }
+        if let Some(m) = body.as_object() {
+            if let Some(f) = m.keys().find(|k| !BATCH_FIELDS.contains(&k.as_str())) {
+                return Err(ProtocolError::bad_request(format!(
+                    "the body has no field \"{f}\"{}; it is {{\"ops\": [...], \"batchId\"?}}",
+                    did_you_mean(f, BATCH_FIELDS)
+                )));
+            }
+        }
         ops.iter()
             .enumerate()
             .map(|(i, op)| {
                 let parsed = Op::parse(op)
+                    .and_then(|parsed| Op::check_fields(op).map(|()| parsed))
                     .map_err(|m| ProtocolError::bad_request(format!("ops[{i}]: {m}")))?;
                 parsed.check_sizes(&format!("ops[{i}]"))?;
                 Ok(parsed)
             })
             .collect()
+    }
+
+    /// What `/ops` refuses beyond [`Op::parse`] (which the v1 endpoints share, whose bodies
+    /// the contract leaves to v1 bridges): a field the op does not have (a typo such as
+    /// `playerID` or `actionID` was dropped without a word: the reject then hit whatever
+    /// was pending), and legal actions no agent can send (`null`, which `/action` refuses as
+    /// no move, or a reserved `__` type).
+    fn check_fields(op: &Value) -> Result<(), String> {
+        let (Some(m), Some(kind)) = (op.as_object(), op.get("op").and_then(Value::as_str)) else {
+            return Ok(());
+        };
+        let fields: &[&str] = match kind {
+            "state" => &["op", "state"],
+            "observation" => &["op", "playerId", "observation"],
+            "legal_actions" => &["op", "playerId", "actions"],
+            "reject" => &["op", "playerId", "reason", "actionId"],
+            "end" => &["op", "result", "reason"],
+            _ => return Ok(()),
+        };
+        if let Some(f) = m.keys().find(|k| !fields.contains(&k.as_str())) {
+            return Err(format!(
+                "op \"{kind}\" has no field \"{f}\"{}; its fields are {}",
+                did_you_mean(f, fields),
+                fields.join(", ")
+            ));
+        }
+        let actions = op.get("actions").and_then(Value::as_array);
+        for (j, a) in actions.into_iter().flatten().enumerate() {
+            let reserved = a
+                .get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.starts_with("__"));
+            if a.is_null() || reserved {
+                return Err(format!(
+                    "actions[{j}] is {a}, which no agent can send (POST /action refuses null and types starting with \"__\"); publish only submittable actions"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The optional `batchId` of a `POST /ops` body (horst's extension): 1-64 characters of
@@ -311,6 +371,63 @@ mod tests {
         assert!(e.message.contains("at most 100"), "{e}");
         let e = Op::parse_batch(&json!({"ops": [{"op": "dance"}]})).unwrap_err();
         assert!(e.message.contains("unknown op \"dance\""), "{e}");
+    }
+
+    /// `/ops` names a field an op does not have (a typo of `playerId` or `actionId` was
+    /// dropped, and the reject hit whatever was pending) and legal actions no agent can send;
+    /// the v1 endpoints, whose bodies v1 bridges wrote, still ignore what they do not read.
+    #[test]
+    fn an_ops_field_the_op_does_not_have_is_named() {
+        for (op, needles) in [
+            (
+                json!({"op": "reject", "playerId": "p_00000001", "actionID": "a_1"}),
+                vec![
+                    "no field \"actionID\"",
+                    "did you mean \"actionId\"",
+                    "playerId, reason, actionId",
+                ],
+            ),
+            (
+                json!({"op": "legal_actions", "playerId": "p_00000001", "actions": [], "turn": 3}),
+                vec![
+                    "op \"legal_actions\" has no field \"turn\"",
+                    "op, playerId, actions",
+                ],
+            ),
+            (
+                json!({"op": "state", "state": {}, "playerId": "p_00000001"}),
+                vec!["op \"state\" has no field \"playerId\""],
+            ),
+            (
+                json!({"op": "legal_actions", "playerId": "p_00000001", "actions": ["e4", null]}),
+                vec!["actions[1] is null", "submittable"],
+            ),
+            (
+                json!({"op": "legal_actions", "playerId": "p_00000001", "actions": [{"type": "__timeout__"}]}),
+                vec!["actions[0]", "\"__\""],
+            ),
+        ] {
+            let e =
+                Op::parse_batch(&json!({"ops": [{"op": "state", "state": {}}, op]})).unwrap_err();
+            assert_eq!((e.status(), e.code.as_str()), (400, "bad_request"), "{e}");
+            assert!(e.message.starts_with("ops[1]: "), "{e}");
+            for n in needles {
+                assert!(e.message.contains(n), "{n} in {e}");
+            }
+        }
+        let e = Op::parse_batch(&json!({"ops": [], "batchID": "b1"})).unwrap_err();
+        assert_eq!(e.status(), 400);
+        assert!(e.message.contains("did you mean \"batchId\""), "{e}");
+        // Every field of every op, nulls included, is taken.
+        assert!(Op::parse_batch(&json!({"batchId": null, "ops": [
+            {"op": "state", "state": null},
+            {"op": "reject", "playerId": "p_00000001", "reason": null, "actionId": null},
+            {"op": "end", "result": null, "reason": null},
+        ]}))
+        .is_ok());
+        // v1 bodies as before.
+        let v1 = json!({"playerId": "p_00000001", "actions": [null], "sessionId": "ses_x"});
+        assert!(Op::from_v1("legal-actions", &v1).is_ok());
     }
 
     /// A reject's `actionId` and an end's `reason` are kept in the record and shown to every

@@ -117,19 +117,31 @@ pub fn action_fingerprint(action: &Value) -> u64 {
     struct Fnv(u64);
     impl std::io::Write for Fnv {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            for &b in bytes {
-                self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-            }
+            self.0 = fnv1a_from(self.0, bytes);
             Ok(bytes.len())
         }
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
     }
-    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    let mut h = Fnv(FNV_OFFSET);
     // Writing a `Value` to a sink that never fails cannot fail.
     let _ = serde_json::to_writer(&mut h, action);
     h.0
+}
+
+/// A 64-bit FNV-1a hash of an `idempotencyKey`, as [`action_fingerprint`] hashes an action.
+pub fn key_fingerprint(key: &str) -> u64 {
+    fnv1a_from(FNV_OFFSET, key.as_bytes())
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a of `bytes`, continuing from the hash `h`.
+fn fnv1a_from(h: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// An accepted action the game has not answered yet.
@@ -170,6 +182,66 @@ pub struct Player {
     pub observation: Option<Arc<Value>>,
     pub pending: Option<PendingAction>,
     pub last_action: Option<LastAction>,
+    /// What the record keeps of the player's past beyond the latest action. One trailing
+    /// element, left out while empty, because the previous release's decoder refuses a
+    /// twelfth: [`Session::as_previous_release_reads`] leaves it out whole. Records stored
+    /// before it existed read with an empty one.
+    #[serde(default, skip_serializing_if = "PlayerPast::is_empty")]
+    pub past: PlayerPast,
+}
+
+/// [`Player::past`]. Positional like the rest of the record: a field added later goes last,
+/// with `#[serde(default)]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlayerPast {
+    /// When the player was last struck (a timeout), if since the last applied action. An
+    /// `unconfirmed` action is applied late when the game moves on from its turn, unless
+    /// the player was struck after it: then the game may have moved on because of the
+    /// timeout (it passes the struck player), and the move was never taken.
+    #[serde(default)]
+    pub struck_at_ms: Option<u64>,
+    /// The player's keyed actions before the latest one, newest first: a retry with one of
+    /// their `idempotencyKey`s (a resend a client's retry layer held back until the player
+    /// had moved on) is that action again, answered as the first time, not a new move.
+    #[serde(default)]
+    pub earlier_keyed: [Option<KeyedAction>; EARLIER_KEYED],
+}
+
+/// Keyed actions a player's [`PlayerPast`] remembers besides the latest one.
+pub const EARLIER_KEYED: usize = 2;
+
+/// An earlier action sent with an `idempotencyKey` ([`PlayerPast::earlier_keyed`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyedAction {
+    /// [`key_fingerprint`] of its `idempotencyKey` (the key itself is up to 128 characters).
+    pub key: u64,
+    pub action_id: SharedStr,
+    pub turn: u64,
+    /// [`action_fingerprint`] of the action, so the key sent with another move is told so.
+    pub fingerprint: u64,
+}
+
+impl PlayerPast {
+    pub fn is_empty(&self) -> bool {
+        *self == PlayerPast::default()
+    }
+
+    /// Keeps `earlier` (the latest action, which a new one replaces) if it was sent with a
+    /// key, dropping the oldest kept.
+    pub(crate) fn remember_keyed(&mut self, earlier: LastAction) {
+        let (Some(key), Some(fingerprint)) = (earlier.key.as_deref(), earlier.fingerprint) else {
+            return;
+        };
+        self.earlier_keyed.rotate_right(1);
+        self.earlier_keyed[0] = Some(KeyedAction {
+            key: key_fingerprint(key),
+            action_id: earlier.action_id,
+            turn: earlier.turn,
+            fingerprint,
+        });
+    }
 }
 
 impl Player {
@@ -191,7 +263,15 @@ impl Player {
             observation: None,
             pending: None,
             last_action: None,
+            past: PlayerPast::default(),
         }
+    }
+
+    /// Whether this player was struck at or after `at_ms`, as far as the record tells: a
+    /// record without the strike's time (the previous release's) counts standing strikes as
+    /// struck then, the answer every release before this one acted on.
+    pub(crate) fn struck_since(&self, at_ms: u64) -> bool {
+        self.strikes > 0 && self.past.struck_at_ms.is_none_or(|s| s >= at_ms)
     }
 }
 
@@ -700,20 +780,28 @@ pub const MAX_DEPARTED: usize = 64;
 
 impl Session {
     /// This record as the previous release reads it (`sessions.write_previous_forms`, a
-    /// rolling upgrade): the players' `lastAction` without its fingerprint, which that
-    /// release's decoder refuses (one array element too many). Borrowed when there is none.
+    /// rolling upgrade): the players' `lastAction` without its fingerprint and the players
+    /// without their [`PlayerPast`], which that release's decoder refuses (one array element
+    /// too many). Borrowed when there is neither.
     pub fn as_previous_release_reads(&self) -> Cow<'_, Session> {
         let has_fingerprint = |p: &Player| {
             p.last_action
                 .as_ref()
                 .is_some_and(|la| la.fingerprint.is_some())
         };
-        if !self.players.iter().any(has_fingerprint) {
+        if !self
+            .players
+            .iter()
+            .any(|p| has_fingerprint(p) || !p.past.is_empty())
+        {
             return Cow::Borrowed(self);
         }
         let mut s = self.clone();
-        for la in s.players.iter_mut().filter_map(|p| p.last_action.as_mut()) {
-            la.fingerprint = None;
+        for p in &mut s.players {
+            p.past = PlayerPast::default();
+            if let Some(la) = p.last_action.as_mut() {
+                la.fingerprint = None;
+            }
         }
         Cow::Owned(s)
     }

@@ -246,3 +246,289 @@ async fn an_outcome_the_event_log_dropped_is_outcome_unknown() {
         "{v}"
     );
 }
+
+/// A started two-player game (`extra` over [`two_player`]'s config) on an app `adjust`ed,
+/// its first player given the turn with `actions`: the app, host, agents, session id, player
+/// ids and the host's `after`.
+async fn first_on_turn(
+    adjust: impl FnOnce(&mut horst_config::Config),
+    extra: Value,
+    actions: Value,
+) -> (TestApp, Client, Vec<Client>, String, Vec<String>, u64) {
+    let app = app_with(adjust).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) = started(&host, &agents, two_player(extra)).await;
+    host.give_turn(&id, &pids[0], actions).await;
+    (app, host, agents, id, pids, after)
+}
+
+/// `agent`'s `POST /action` of `action` with `key`, for the turn its snapshot shows: the
+/// body sent and the (accepted) answer.
+async fn act_keyed(agent: &Client, id: &str, action: Value, key: &str) -> (Value, Value) {
+    let s = agent.state(id, 0.0).await;
+    let body = json!({ "action": action, "turn": s["turn"], "idempotencyKey": key });
+    let (st, v) = agent
+        .post(&format!("{AGENT}/{id}/action"), body.clone())
+        .await;
+    assert_eq!(st, 200, "{v}");
+    (body, v)
+}
+
+/// Polls `agent`'s snapshot (no wait) until `strikes` reaches `n`, at most 20 s; returns it.
+async fn struck(agent: &Client, id: &str, n: u64) -> Value {
+    let t0 = Instant::now();
+    let mut s = agent.state(id, 0.0).await;
+    while s["strikes"].as_u64() < Some(n) && t0.elapsed() < Duration::from_secs(20) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        s = agent.state(id, 0.0).await;
+    }
+    assert_eq!(s["strikes"].as_u64(), Some(n), "{s}");
+    s
+}
+
+/// A move the game was slow to answer (`unconfirmed` after `sessions.unconfirmed_seconds`)
+/// and then moved on from (the next player's turn published) was applied, late, as the
+/// contract's "applied when the host publishes the next turn" says: `lastAction` says so,
+/// and the warning strike its player had before the move is cleared. It stayed
+/// `unconfirmed`, and an agent that trusted it took its move for lost; the strike stayed,
+/// one timeout from a forfeit.
+#[tokio::test]
+async fn an_unconfirmed_move_the_game_moves_on_from_is_applied() {
+    // A 5 s turn: the move is unconfirmed (1 s after delivery) well before the next
+    // deadline, and the game moves on before it (generous margins: CI shares two cores).
+    let (_app, host, agents, id, pids, after) = first_on_turn(
+        |c| c.sessions.unconfirmed_seconds = 1,
+        json!({ "turnTimeout": 5, "maxTurnTimeouts": 6 }),
+        json!(["x"]),
+    )
+    .await;
+    let s = struck(&agents[0], &id, 1).await;
+    assert_eq!(s["yourTurn"], true, "{s}");
+    let (_, v) = act_keyed(&agents[0], &id, json!("x"), "k-1").await;
+    // Delivered, then silence: unconfirmed a second later.
+    delivered(&host, &id, &pids[0], after).await;
+    let s = agents[0].state(&id, 5.0).await;
+    assert_eq!(s["lastAction"]["status"], "unconfirmed", "{s}");
+    host.give_turn(&id, &pids[1], json!(["y"])).await;
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(
+        (&s["lastAction"]["actionId"], &s["lastAction"]["status"]),
+        (&v["actionId"], &json!("applied")),
+        "{s}"
+    );
+    assert_eq!(s["strikes"], 0, "{s}");
+}
+
+/// The other order: the move is unconfirmed, its player is back on turn and runs out of
+/// time, and the game passes the struck player's turn (what games do with `AGENT_TIMEOUT`).
+/// The game moved on because of the timeout: the move stays `unconfirmed` and the strike
+/// stays, so an unresponsive game's player still reaches the forfeit.
+#[tokio::test]
+async fn an_unconfirmed_move_of_a_player_struck_since_stays_unconfirmed() {
+    let (_app, host, agents, id, pids, after) = first_on_turn(
+        |c| c.sessions.unconfirmed_seconds = 1,
+        json!({ "turnTimeout": 3, "maxTurnTimeouts": 6 }),
+        json!(["x"]),
+    )
+    .await;
+    let (_, v) = act_keyed(&agents[0], &id, json!("x"), "k-1").await;
+    let (_, after) = delivered(&host, &id, &pids[0], after).await;
+    // Unconfirmed a second on; the 3 s deadline strikes then (or at once, if the machine
+    // was slower than the turn).
+    let s = struck(&agents[0], &id, 1).await;
+    assert_eq!(s["lastAction"]["status"], "unconfirmed", "{s}");
+    let p = host.pending(&id, after, 5.0).await;
+    assert!(
+        entries(&p).iter().any(|e| e["type"] == "timeout"),
+        "the game hears of the timeout: {p}"
+    );
+    // The game passes the struck player's turn.
+    host.give_turn(&id, &pids[1], json!(["y"])).await;
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(
+        (&s["lastAction"]["actionId"], &s["lastAction"]["status"]),
+        (&v["actionId"], &json!("unconfirmed")),
+        "{s}"
+    );
+    assert!(s["strikes"].as_u64() >= Some(1), "the strike stays: {s}");
+}
+
+/// An HTTP retry layer that holds a request back and sends it again after the agent's next
+/// move (its first answer was lost, the agent went on from `GET /state`): with the same
+/// `idempotencyKey` it is answered as the first time, the same `actionId` and `turn`, with
+/// the outcome the game gave it. It was refused `409 stale_turn`, which reads as "that move
+/// came too late" for a move the game had taken.
+#[tokio::test]
+async fn a_keyed_retry_after_the_next_move_is_answered_as_the_first_time() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, mut after) = started(&host, &agents, two_player(json!({}))).await;
+    let path = format!("{AGENT}/{id}/action");
+    let mut firsts = Vec::new();
+    for key in ["k-first", "k-second"] {
+        host.give_turn(&id, &pids[0], json!(["x", "y"])).await;
+        let (body, v) = act_keyed(&agents[0], &id, json!("x"), key).await;
+        after = delivered(&host, &id, &pids[0], after).await.1;
+        host.give_turn(&id, &pids[1], json!(["z"])).await;
+        firsts.push((body, v));
+    }
+    let queued_before = entries(&host.pending(&id, after, 0.0).await).len();
+    let (body, first) = &firsts[0];
+    for wait in ["", "?wait=1"] {
+        let (st, v) = agents[0].post(&format!("{path}{wait}"), body.clone()).await;
+        assert_eq!(st, 200, "{v}");
+        assert_eq!(
+            (&v["accepted"], &v["actionId"], &v["turn"], &v["outcome"]),
+            (
+                &json!(true),
+                &first["actionId"],
+                &first["turn"],
+                &json!("applied")
+            ),
+            "{v}"
+        );
+    }
+    // Another move under that key is told so.
+    let mut other = body.clone();
+    other["action"] = json!("y");
+    let (st, v) = agents[0].post(&path, other).await;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (409, Some("idempotency_key_reused")),
+        "{v}"
+    );
+    assert_eq!(
+        entries(&host.pending(&id, after, 0.0).await).len(),
+        queued_before,
+        "nothing reached the game again"
+    );
+}
+
+/// Two connections of one agent send the same keyed move at once (a client that races its
+/// own retry against a slow first attempt): both are answered with the one action, and the
+/// game gets it once; two host polls open at once both see it, and it is delivered once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_keyed_move_sent_twice_at_once_is_one_move() {
+    let (_app, host, agents, id, _pids, after) =
+        first_on_turn(|_| {}, json!({}), json!(["x"])).await;
+    let s = agents[0].state(&id, 0.0).await;
+    let body = json!({ "action": "x", "turn": s["turn"], "idempotencyKey": "k-race" });
+    let polls: Vec<_> = (0..2)
+        .map(|_| {
+            let (h, id) = (host.clone(), id.clone());
+            tokio::spawn(async move { h.pending(&id, after, 10.0).await })
+        })
+        .collect();
+    let sends: Vec<_> = (0..2)
+        .map(|_| {
+            let (a, path, body) = (
+                agents[0].clone(),
+                format!("{AGENT}/{id}/action"),
+                body.clone(),
+            );
+            tokio::spawn(async move { a.post(&path, body).await })
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for s in sends {
+        let (st, v) = s.await.expect("a send");
+        assert_eq!(st, 200, "{v}");
+        ids.push(v["actionId"].clone());
+    }
+    assert_eq!(ids[0], ids[1], "one action for one key");
+    for p in polls {
+        let p = p.await.expect("a poll");
+        let got: Vec<Value> = entries(&p)
+            .into_iter()
+            .filter(|e| e["type"] == "action")
+            .collect();
+        assert_eq!(got.len(), 1, "{p}");
+        assert_eq!(got[0]["actionId"], ids[0], "{p}");
+    }
+    let p = host.pending(&id, after, 0.0).await;
+    let actions = entries(&p)
+        .into_iter()
+        .filter(|e| e["type"] == "action")
+        .count();
+    assert_eq!(actions, 1, "queued once: {p}");
+}
+
+/// An agent that leaves a waiting table and joins it again (a client restarted between the
+/// two) is seated again, and its repeated leave before that is done already, not an error;
+/// the table starts with it when full.
+#[tokio::test]
+async fn a_leave_and_a_rejoin_of_a_waiting_table_seat_the_agent_again() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let id = host.create(two_player(json!({}))).await;
+    let first = agents[0].join(&id).await;
+    let leave = format!("{AGENT}/{id}/leave");
+    for already in [false, true] {
+        let (st, v) = agents[0].post(&leave, json!({})).await;
+        assert_eq!(st, 200, "{v}");
+        assert_eq!(v["alreadyLeft"].as_bool().unwrap_or(false), already, "{v}");
+    }
+    let again = agents[0].join(&id).await;
+    assert_eq!(again["seat"], 0, "{again}");
+    assert_eq!(again["status"], "waiting", "{again}");
+    assert!(again["playerId"].is_string(), "{again} after {first}");
+    agents[1].join(&id).await;
+    let t0 = Instant::now();
+    let mut s = agents[0].state(&id, 5.0).await;
+    while s["status"] != "active" && t0.elapsed() < Duration::from_secs(20) {
+        s = agents[0].state(&id, 5.0).await;
+    }
+    assert_eq!(s["status"], "active", "{s}");
+    let players = s["players"].as_array().expect("players");
+    assert_eq!(players.len(), 2, "{s}");
+}
+
+/// A host written from the contract by hand misspells a field (`actionID`): the reject is
+/// refused naming the field and the spelling it meant, nothing of the batch applies, and the
+/// move stays pending. It was taken without the id, as a v1 reject of whatever the player
+/// had pending, and the batch's other ops applied with it.
+#[tokio::test]
+async fn a_misspelled_op_field_is_named_and_nothing_applies() {
+    let (_app, host, agents, id, pids, after) =
+        first_on_turn(|_| {}, json!({}), json!(["x"])).await;
+    let (_, v) = act_keyed(&agents[0], &id, json!("x"), "k-1").await;
+    delivered(&host, &id, &pids[0], after).await;
+    let ops = json!({ "ops": [
+        { "op": "state", "state": { "n": 1 } },
+        { "op": "reject", "playerId": pids[0], "reason": "no", "actionID": v["actionId"] },
+    ] });
+    let (st, e) = host.post(&format!("{BRIDGE}/{id}/ops"), ops).await;
+    assert_eq!((st, e["code"].as_str()), (400, Some("bad_request")), "{e}");
+    let msg = e["error"].as_str().unwrap_or_default();
+    assert!(
+        msg.starts_with("ops[1]:") && msg.contains("\"actionID\"") && msg.contains("\"actionId\""),
+        "{e}"
+    );
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["lastAction"]["status"], "pending", "{s}");
+    assert_ne!(s["state"], json!({ "n": 1 }), "{s}");
+}
+
+/// A keyed move whose answer was lost, retried after the game ended (the move ended it):
+/// the same answer as the first time, `applied`, not `409 finished`, which reads as "your
+/// move came too late".
+#[tokio::test]
+async fn a_keyed_retry_after_the_end_is_answered_as_the_first_time() {
+    let (_app, host, agents, id, pids, after) =
+        first_on_turn(|_| {}, json!({}), json!(["mate"])).await;
+    let (body, first) = act_keyed(&agents[0], &id, json!("mate"), "k-mate").await;
+    let path = format!("{AGENT}/{id}/action");
+    delivered(&host, &id, &pids[0], after).await;
+    host.ops(
+        &id,
+        json!([{ "op": "end", "result": { "winner": pids[0] } }]),
+    )
+    .await;
+    let (st, v) = agents[0].post(&path, body).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(
+        (&v["actionId"], &v["turn"], &v["outcome"]),
+        (&first["actionId"], &first["turn"], &json!("applied")),
+        "{v}"
+    );
+}

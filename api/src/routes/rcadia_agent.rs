@@ -279,8 +279,18 @@ async fn action(
         _ => return Err(ApiError::internal("action accepted without a reply")),
     };
     let pid = player_id_of(&a.session, &who)?;
-    let Some(sub) = sub else {
-        return Ok(Json(a.session.action_response(&pid, &action_id, turn)));
+    // A keyed retry of an action the player has moved past is answered as that action
+    // (the machine's `PlayerPast::earlier_keyed`); its outcome is in the event log.
+    let superseded = a.session.action_superseded(&pid, &action_id);
+    let Some(sub) = sub.filter(|_| !superseded) else {
+        let mut v = a.session.action_response(&pid, &action_id, turn);
+        if superseded {
+            logged_outcome(&state, &id, &pid, &action_id, &mut v).await?;
+            if !wait.is_zero() {
+                v.snapshot = snapshot(&a.session, &pid);
+            }
+        }
+        return Ok(Json(v));
     };
     let s = state
         .rcadia
@@ -295,20 +305,34 @@ async fn action(
         // was shorter than `wait`) and the wait never saw this action's outcome in the
         // record, which keeps the latest action only: it was answered `pending` after the
         // whole wait, for an action the game had long applied. The event log has it.
-        let logged = state.rcadia.load_with_events(&id).await?;
-        let Some((outcome, reason)) = logged.logged_outcome(&pid, &action_id) else {
-            return Err(ApiError::new(
-                ApiCode::OutcomeUnknown,
-                format!(
-                    "your action {action_id} was resolved before your later action and its outcome is older than the events this session keeps; go on from GET /state (lastAction is your latest action)"
-                ),
-            ));
-        };
-        v.outcome = outcome;
-        v.reason = (outcome == ActionStatus::Rejected).then_some(reason);
+        logged_outcome(&state, &id, &pid, &action_id, &mut v).await?;
     }
     v.snapshot = snapshot(&s, &pid);
     Ok(Json(v))
+}
+
+/// `v`'s outcome as the session's event log recorded it, for an action its player has moved
+/// past (the record keeps the latest action only); `409 outcome_unknown` when the log no
+/// longer holds it.
+async fn logged_outcome(
+    state: &AppState,
+    id: &str,
+    pid: &str,
+    action_id: &str,
+    v: &mut ActionResponse,
+) -> Result<(), ApiError> {
+    let logged = state.rcadia.load_with_events(id).await?;
+    let Some((outcome, reason)) = logged.logged_outcome(pid, action_id) else {
+        return Err(ApiError::new(
+            ApiCode::OutcomeUnknown,
+            format!(
+                "your action {action_id} was resolved before your later action and its outcome is older than the events this session keeps; go on from GET /state (lastAction is your latest action)"
+            ),
+        ));
+    };
+    v.outcome = outcome;
+    v.reason = (outcome == ActionStatus::Rejected).then_some(reason);
+    Ok(())
 }
 
 /// The `Idempotency-Key` header (the IETF draft's, which generic HTTP clients' retry layers

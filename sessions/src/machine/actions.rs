@@ -4,7 +4,7 @@
 use super::{Outcome, Reply};
 use crate::error::{ProtocolCode, ProtocolError};
 use crate::session::{
-    action_fingerprint, ActionStatus, LastAction, PendingAction, Session, Status,
+    action_fingerprint, key_fingerprint, ActionStatus, LastAction, PendingAction, Session, Status,
 };
 use crate::shared::SharedStr;
 use crate::wire::PendingEntry;
@@ -26,8 +26,10 @@ impl Session {
         // happened since. Without the key a retry in a multi-step turn (same player on turn
         // again, no `turn` sent) was a second move the game applied.
         if let Some(k) = key.as_deref() {
-            // The pending action's body is kept (a resolved one's is not): while pending, a
-            // retry must send the same action.
+            // The pending action's body is kept; of a resolved one its fingerprint. An
+            // earlier keyed action (the player moved on since: a retry layer's resend held
+            // back) is answered as the first time too; it was taken as a new move, and the
+            // game got the same move twice.
             let same = p
                 .pending
                 .as_ref()
@@ -37,7 +39,24 @@ impl Session {
                     p.last_action
                         .as_ref()
                         .filter(|la| la.key.as_deref() == Some(k))
-                        .map(|la| (la.action_id.clone(), la.turn, true))
+                        .map(|la| {
+                            let same = la
+                                .fingerprint
+                                .is_none_or(|f| f == action_fingerprint(&action));
+                            (la.action_id.clone(), la.turn, same)
+                        })
+                })
+                .or_else(|| {
+                    let hashed = key_fingerprint(k);
+                    p.past
+                        .earlier_keyed
+                        .iter()
+                        .flatten()
+                        .find(|ka| ka.key == hashed)
+                        .map(|ka| {
+                            let same = ka.fingerprint == action_fingerprint(&action);
+                            (ka.action_id.clone(), ka.turn, same)
+                        })
                 });
             if let Some((action_id, t, same_action)) = same {
                 // Another action, or a `turn` other than that action's, is a new move sent
@@ -188,7 +207,9 @@ impl Session {
             return Err(ProtocolError::not_a_player());
         };
         p.pending = Some(pending);
-        p.last_action = Some(last);
+        if let Some(earlier) = p.last_action.replace(last) {
+            p.past.remember_keyed(earlier);
+        }
         if hold {
             self.maybe_release();
         } else {
@@ -243,6 +264,7 @@ impl Session {
         if status == ActionStatus::Applied {
             // The only thing that clears strikes.
             p.strikes = 0;
+            p.past.struck_at_ms = None;
         }
         // The latest action is the pending one (set together); a record stored before the
         // fingerprint existed gets it here.

@@ -225,6 +225,7 @@ impl Session {
     }
 
     fn advance_turn(&mut self, t: u64) {
+        self.apply_unconfirmed_late(t);
         self.turn += 1;
         for i in 0..self.players.len() {
             let Some(pa) = &self.players[i].pending else {
@@ -258,6 +259,44 @@ impl Session {
             "turn",
             json!({ "turn": self.turn, "onTurnSeats": seats }),
         );
+    }
+
+    /// The game moves on from the turn (before `advance_turn` counts it): a delivered action
+    /// called `unconfirmed` (the game was silent for `unconfirmed_ms`) on this turn, whose
+    /// player sent nothing since, was taken: the contract's "applied when the host publishes
+    /// the next turn", late. It stayed unconfirmed, with the strikes only an applied action
+    /// clears. Unless its player was struck after it: a game passes a struck player's turn
+    /// (`AGENT_TIMEOUT`), so that move on may be the timeout's, and applying it cleared the
+    /// strike just given for a move never taken (then it stays unconfirmed, as before).
+    fn apply_unconfirmed_late(&mut self, t: u64) {
+        let leaving = self.turn;
+        let mut applied = Vec::new();
+        for p in &mut self.players {
+            let Some(la) = p.last_action.as_ref() else {
+                continue;
+            };
+            let late = p.pending.is_none()
+                && la.status == ActionStatus::Unconfirmed
+                && la.turn == leaving
+                && !p.struck_since(la.at_ms);
+            if !late {
+                continue;
+            }
+            p.strikes = 0;
+            p.past.struck_at_ms = None;
+            if let Some(la) = p.last_action.as_mut() {
+                la.status = ActionStatus::Applied;
+                la.at_ms = t;
+                applied.push((p.player_id.clone(), la.action_id.clone()));
+            }
+        }
+        for (pid, aid) in applied {
+            self.push_event(
+                t,
+                "action",
+                json!({ "playerId": pid, "actionId": aid, "turn": leaving, "status": "applied", "reason": Value::Null }),
+            );
+        }
     }
 
     /// The seats on turn, in seat order.

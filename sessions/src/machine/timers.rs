@@ -243,6 +243,7 @@ impl Session {
         for i in struck {
             let p = &mut self.players[i];
             p.strikes += 1;
+            p.past.struck_at_ms = Some(t);
             let (pid, strike) = (p.player_id.clone(), p.strikes);
             let last = strike >= max;
             if last {

@@ -300,3 +300,113 @@ fn an_action_the_player_moved_past_is_told_from_a_pending_one() {
     );
     assert_eq!(g.s.logged_outcome(&b, &second), None, "another player's id");
 }
+
+/// `turnTimeout` 60 s and `max` strikes: `a` is given the turn, acts after `think_ms` and the
+/// game says nothing, so the action is `unconfirmed` 15 s after delivery. Returns the game,
+/// the players and the action's id.
+fn unanswered(max: u32, think_ms: u64) -> (Game, String, String, String) {
+    let (mut g, a, b) = Game::started(config(json!({"turnTimeout": 60, "maxTurnTimeouts": max})));
+    g.turn_to(&a);
+    g.advance(think_ms);
+    let id = g.act(&a);
+    g.poll();
+    g.advance(15_000);
+    assert_eq!(g.s.action_outcome(&a, &id).0, ActionStatus::Unconfirmed);
+    (g, a, b, id)
+}
+
+/// An action called `unconfirmed` (the game said nothing for 15 s) that the game then moves
+/// on from (it publishes the next player's turn, with no newer action of this player and no
+/// strike since) was applied, late: the contract's "applied when the host publishes the next
+/// turn". It stayed `unconfirmed` for good, and the strike its player had before acting
+/// stayed too, though an applied action is what clears it.
+#[test]
+fn an_unconfirmed_action_the_game_moves_on_from_is_applied_late() {
+    // Struck at 60 s (the warning), then the move.
+    let (mut g, a, b, id) = unanswered(3, 60_000);
+    assert_eq!(g.s.player(&a).unwrap().strikes, 1);
+    g.turn_to(&b);
+    assert_eq!(g.s.action_outcome(&a, &id).0, ActionStatus::Applied);
+    assert_eq!(
+        g.s.player(&a).unwrap().strikes,
+        0,
+        "an applied action clears strikes"
+    );
+    assert_eq!(
+        g.s.logged_outcome(&a, &id),
+        Some((ActionStatus::Applied, Value::Null))
+    );
+    // Only the turn it was sent on: moving on again changes nothing.
+    let at = g.snap(&a)["lastAction"]["at"].clone();
+    g.advance(1_000);
+    g.turn_to(&a);
+    assert_eq!(g.snap(&a)["lastAction"]["at"], at);
+}
+
+/// The other order: the action is unconfirmed, its player (back on turn) runs out of time
+/// and is struck, and the game passes the struck player's turn (what a game does with
+/// `AGENT_TIMEOUT`). The turn moved on because of the timeout, not because of the move: the
+/// action stays `unconfirmed` and the strike stays. Cleared, an unresponsive host's player
+/// never reached the forfeit (the reverted first attempt, 0590bd5d).
+#[test]
+fn an_unconfirmed_action_whose_player_was_struck_since_stays_unconfirmed() {
+    let (mut g, a, b, id) = unanswered(3, 10_000);
+    assert_eq!(g.s.player(&a).unwrap().strikes, 0);
+    // Back on turn with the deadline of the turn: struck at 60 s.
+    g.advance(40_000);
+    assert_eq!(g.s.player(&a).unwrap().strikes, 1);
+    g.turn_to(&b);
+    assert_eq!(g.s.action_outcome(&a, &id).0, ActionStatus::Unconfirmed);
+    assert_eq!(
+        g.s.player(&a).unwrap().strikes,
+        1,
+        "the timeout's strike stays"
+    );
+    assert_eq!(
+        g.s.logged_outcome(&a, &id),
+        Some((ActionStatus::Unconfirmed, Value::Null))
+    );
+    // A strike before the action and another after it: still the timeout's turn.
+    let (mut g, a, b, id) = unanswered(4, 60_000);
+    g.advance(60_000);
+    assert_eq!(g.s.player(&a).unwrap().strikes, 2);
+    g.turn_to(&b);
+    assert_eq!(g.s.action_outcome(&a, &id).0, ActionStatus::Unconfirmed);
+    assert_eq!(g.s.player(&a).unwrap().strikes, 2);
+}
+
+/// A record the previous release wrote (`sessions.write_previous_forms`, or before the
+/// strike's time was kept) does not say when its player was last struck: with strikes
+/// standing, the turn's move may have been the timeout's, so the action stays `unconfirmed`
+/// (what every release before did); without strikes there is nothing to tell apart.
+#[test]
+fn without_the_strikes_time_an_unconfirmed_action_of_a_struck_player_stays_unconfirmed() {
+    for (think_ms, outcome) in [
+        (60_000, ActionStatus::Unconfirmed),
+        (10_000, ActionStatus::Applied),
+    ] {
+        let (mut g, a, b, id) = unanswered(3, think_ms);
+        g.s = g.s.as_previous_release_reads().into_owned();
+        g.turn_to(&b);
+        assert_eq!(
+            g.s.action_outcome(&a, &id).0,
+            outcome,
+            "after {think_ms} ms"
+        );
+    }
+}
+
+/// An unconfirmed action whose player sent a newer one is no longer the one the game moved
+/// on from: the newer one is applied, the older stays unconfirmed.
+#[test]
+fn an_unconfirmed_action_followed_by_a_newer_one_stays_unconfirmed() {
+    let (mut g, a, b, first) = unanswered(3, 0);
+    let second = g.act(&a);
+    g.poll();
+    g.turn_to(&b);
+    assert_eq!(g.s.action_outcome(&a, &second).0, ActionStatus::Applied);
+    assert_eq!(
+        g.s.logged_outcome(&a, &first),
+        Some((ActionStatus::Unconfirmed, Value::Null))
+    );
+}

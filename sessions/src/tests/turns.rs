@@ -271,6 +271,77 @@ fn a_key_reused_for_another_move_is_refused() {
     );
 }
 
+/// A retry with the key of an action the player has moved past (a resend a client's retry
+/// layer held back, arriving after the next move) is that action again: the same id and
+/// turn as its first answer. It was taken as a new move (here, in a multi-step turn that
+/// sends no `turn`, the game got the first step twice), or refused `stale_turn` as if the
+/// first request had been a move out of time. The same key with another move is still
+/// `idempotency_key_reused`; a key older than the ones kept is a new move, as before.
+#[test]
+fn a_retry_with_the_key_of_an_earlier_action_is_answered_as_that_action() {
+    let (mut g, a, _b) = Game::started(config(json!({"turnBased": false})));
+    g.ops(json!([{"op": "state", "state": {}}]));
+    let act = |n: u32, turn: Option<u64>, id: &str| Event::Action {
+        player_id: a.clone(),
+        action: json!({ "step": n }),
+        turn,
+        action_id: id.into(),
+        idempotency_key: Some(format!("k{n}")),
+    };
+    let accepted = |out: Outcome| match out.reply {
+        Reply::ActionAccepted { action_id, turn } => (action_id, turn),
+        r => panic!("{r:?}"),
+    };
+    let mut firsts = Vec::new();
+    for n in 1..=4 {
+        let first = accepted(g.ok(act(n, None, &format!("a_{n}"))));
+        g.poll();
+        g.ops(json!([{"op": "state", "state": { "n": n }}]));
+        assert_eq!(g.s.action_outcome(&a, &first.0).0, ActionStatus::Applied);
+        firsts.push(first);
+    }
+    let queued = g.s.host_queue.len();
+    // Steps 2 and 3 (the latest is 4): their first answers again, nothing queued.
+    for n in [3, 2] {
+        let first = &firsts[n as usize - 1];
+        for turn in [None, Some(first.1)] {
+            assert_eq!(&accepted(g.ok(act(n, turn, "a_x"))), first);
+        }
+        let e = g.err(Event::Action {
+            player_id: a.clone(),
+            action: json!("another move"),
+            turn: None,
+            action_id: "a_y".into(),
+            idempotency_key: Some(format!("k{n}")),
+        });
+        assert_eq!(
+            (e.status(), e.code.as_str()),
+            (409, "idempotency_key_reused")
+        );
+    }
+    assert_eq!(
+        g.s.host_queue.len(),
+        queued,
+        "no move reached the game again"
+    );
+    // The latest (resolved) action's key with another move: its fingerprint tells. It was
+    // answered as the old move, and the new one dropped without a word.
+    let e = g.err(Event::Action {
+        player_id: a.clone(),
+        action: json!("another move"),
+        turn: Some(firsts[3].1),
+        action_id: "a_z".into(),
+        idempotency_key: Some("k4".into()),
+    });
+    assert_eq!(
+        (e.status(), e.code.as_str()),
+        (409, "idempotency_key_reused")
+    );
+    // Step 1 is older than the kept keys: a new move, as any unknown key.
+    let (id, _) = accepted(g.ok(act(1, None, "a_new")));
+    assert_eq!(&*id, "a_new");
+}
+
 /// A resend without a key (its answer lost) of an action the game has: refused as the
 /// contract says (`action_pending` while pending, `stale_turn` once applied), and the refusal
 /// names that action and its outcome, so the agent does not take its move for lost.
