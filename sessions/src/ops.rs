@@ -80,13 +80,20 @@ fn check_tag(at: &str, field: &str, tag: Option<&str>) -> Result<(), ProtocolErr
 /// The fields of a `POST /ops` body.
 const BATCH_FIELDS: &[&str] = &["ops", "batchId"];
 
-/// ` (did you mean "playerId"?)` when `field` is one of `known` but for letter case.
-fn did_you_mean(field: &str, known: &[&str]) -> String {
+/// The field of `known` that `field` is a slip of (`actionID`, `player_id`, `batch-id`): the
+/// same letters but for case, `_` and `-`, and not the field itself.
+fn slip_of<'k>(field: &str, known: &[&'k str]) -> Option<&'k str> {
+    let letters = |f: &str| -> String {
+        f.chars()
+            .filter(|c| !matches!(c, '_' | '-'))
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    let wanted = letters(field);
     known
         .iter()
-        .find(|k| k.eq_ignore_ascii_case(field))
-        .map(|k| format!(" (did you mean \"{k}\"?)"))
-        .unwrap_or_default()
+        .find(|k| **k != field && letters(k) == wanted)
+        .copied()
 }
 
 /// One host operation.
@@ -129,18 +136,18 @@ impl Op {
             )));
         }
         if let Some(m) = body.as_object() {
-            if let Some(f) = m.keys().find(|k| !BATCH_FIELDS.contains(&k.as_str())) {
+            if let Some((f, k)) = m.keys().find_map(|f| Some((f, slip_of(f, BATCH_FIELDS)?))) {
                 return Err(ProtocolError::bad_request(format!(
-                    "the body has no field \"{f}\"{}; it is {{\"ops\": [...], \"batchId\"?}}",
-                    did_you_mean(f, BATCH_FIELDS)
+                    "the body has no field \"{f}\" (did you mean \"{k}\"?); it is {{\"ops\": [...], \"batchId\"?}}"
                 )));
             }
         }
         ops.iter()
             .enumerate()
             .map(|(i, op)| {
-                let parsed = Op::parse(op)
-                    .and_then(|parsed| Op::check_fields(op).map(|()| parsed))
+                // The slip first: a misspelled `playerId` is named as such, not as missing.
+                let parsed = Op::check_fields(op)
+                    .and_then(|()| Op::parse(op))
                     .map_err(|m| ProtocolError::bad_request(format!("ops[{i}]: {m}")))?;
                 parsed.check_sizes(&format!("ops[{i}]"))?;
                 Ok(parsed)
@@ -149,10 +156,12 @@ impl Op {
     }
 
     /// What `/ops` refuses beyond [`Op::parse`] (which the v1 endpoints share, whose bodies
-    /// the contract leaves to v1 bridges): a field the op does not have (a typo such as
-    /// `playerID` or `actionID` was dropped without a word: the reject then hit whatever
-    /// was pending), and legal actions no agent can send (`null`, which `/action` refuses as
-    /// no move, or a reserved `__` type).
+    /// the contract leaves to v1 bridges): a field that is a slip of one the op has (a typo
+    /// such as `playerID` or `actionID` was dropped without a word: the reject then hit
+    /// whatever was pending), and legal actions no agent can send (`null`, which `/action`
+    /// refuses as no move, or a reserved `__` type). Any other field the op does not have is
+    /// ignored, as JSON APIs do: a bridge written elsewhere may send fields of its own (a
+    /// timestamp, a turn), and refusing them would stop its every batch.
     fn check_fields(op: &Value) -> Result<(), String> {
         let (Some(m), Some(kind)) = (op.as_object(), op.get("op").and_then(Value::as_str)) else {
             return Ok(());
@@ -165,10 +174,9 @@ impl Op {
             "end" => &["op", "result", "reason"],
             _ => return Ok(()),
         };
-        if let Some(f) = m.keys().find(|k| !fields.contains(&k.as_str())) {
+        if let Some((f, k)) = m.keys().find_map(|f| Some((f, slip_of(f, fields)?))) {
             return Err(format!(
-                "op \"{kind}\" has no field \"{f}\"{}; its fields are {}",
-                did_you_mean(f, fields),
+                "op \"{kind}\" has no field \"{f}\" (did you mean \"{k}\"?); its fields are {}",
                 fields.join(", ")
             ));
         }
@@ -388,15 +396,16 @@ mod tests {
                 ],
             ),
             (
-                json!({"op": "legal_actions", "playerId": "p_00000001", "actions": [], "turn": 3}),
+                json!({"op": "legal_actions", "player_id": "p_00000001", "actions": []}),
                 vec![
-                    "op \"legal_actions\" has no field \"turn\"",
+                    "op \"legal_actions\" has no field \"player_id\"",
+                    "did you mean \"playerId\"",
                     "op, playerId, actions",
                 ],
             ),
             (
-                json!({"op": "state", "state": {}, "playerId": "p_00000001"}),
-                vec!["op \"state\" has no field \"playerId\""],
+                json!({"op": "observation", "playerId": "p_00000001", "Observation": {}}),
+                vec!["did you mean \"observation\""],
             ),
             (
                 json!({"op": "legal_actions", "playerId": "p_00000001", "actions": ["e4", null]}),
@@ -418,6 +427,13 @@ mod tests {
         let e = Op::parse_batch(&json!({"ops": [], "batchID": "b1"})).unwrap_err();
         assert_eq!(e.status(), 400);
         assert!(e.message.contains("did you mean \"batchId\""), "{e}");
+        // A field that is no slip of the op's own is ignored: bridges written elsewhere send
+        // fields of their own.
+        assert!(Op::parse_batch(&json!({"ops": [
+            {"op": "legal_actions", "playerId": "p_00000001", "actions": [], "turn": 3},
+            {"op": "state", "state": {}, "ts": 1733600000000u64},
+        ], "sentAt": 5}))
+        .is_ok());
         // Every field of every op, nulls included, is taken.
         assert!(Op::parse_batch(&json!({"batchId": null, "ops": [
             {"op": "state", "state": null},
