@@ -5,7 +5,8 @@
   Input:
     KEYS[1] idem:<account>:<idem_key>   fingerprint|job id of the key's first use
     KEYS[2] queue:fair                  the lanes' turns, the accounts' waiting counts and
-                                        the jobs waiting in both lanes (keys.rs): read once,
+                                        the jobs waiting in both lanes (keys.rs): read once
+                                        (a hand-off reads the day's charge again),
                                         written once
     KEYS[3] queue:lane:<lane>           the job's lane: waiting ids by turn (zset)
     KEYS[4] budget:<day>                today's seconds and job counts (hash), and each
@@ -167,10 +168,13 @@ end
 -- queue:fair in one read: the lane's round and sequence, the account's last round in the
 -- lane and its waiting jobs, how late the lane's owed turns run, and the jobs waiting in
 -- both lanes (the lanes' ZCARDs, kept by every script that adds or removes one).
+-- Each field read costs about 1,300 instructions (its name made a Redis string, its value a
+-- Lua one): the day's charge, which only a hand-off writes, is read by that path alone.
 local fk, ln = KEYS[2], ARGV[23]
 local mine_f, wf, owed_f = 'a:' .. ln .. ':' .. account, 'w:' .. account, 'owed:' .. ln
-local t = redis.call('HMGET', fk, 'round:' .. ln, mine_f, 'seq:' .. ln, wf, owed_f, 'n', 'cap',
-  'end:general', 'end:referee', 'idle:general', 'idle:referee', 'charged:' .. ARGV[1])
+local seq_f = 'seq:' .. ln
+local t = redis.call('HMGET', fk, 'round:' .. ln, mine_f, seq_f, wf, owed_f, 'n', 'cap',
+  'end:general', 'end:referee', 'idle:general', 'idle:referee')
 local mine = (t[4] or 0) + 0
 if mine >= (ARGV[10] + 0) then
   return give_back(idem_taken, KEYS[1],
@@ -213,11 +217,11 @@ if promised then
 end
 
 local lane = KEYS[3]
-local waiting = (t[6] or 0) + 0
-if waiting >= (ARGV[11] + 0) or
-  (ARGV[23] == 'planner' and waiting >= (ARGV[11] + 0) - (ARGV[24] + 0)) then
+local waiting, global_cap = (t[6] or 0) + 0, ARGV[11] + 0
+if waiting >= global_cap or
+  (ARGV[23] == 'planner' and waiting >= global_cap - (ARGV[24] + 0)) then
   local cap = 'global'
-  if waiting < (ARGV[11] + 0) then cap = 'reserved' end
+  if waiting < global_cap then cap = 'reserved' end
   return give_back(idem_taken, KEYS[1], admit_refuse(owed, fk, owed_f, owed_until, kept, now,
     kept_since, account, ARGV[27] + 0, KEYS[9], nil, nil, nil, nil, cap,
     math.max(1, math.ceil((ARGV[17] + 0) / 1000))))
@@ -241,7 +245,7 @@ local score = int(round * TURN_SPAN + seq)
 -- admissions read no queue:slots: the sum holds until the first live worker's announcement
 -- lapses (a worker that dies is counted no longer than that), and every announcement or
 -- retirement drops it (Queue::announce_slots), so a new worker counts at once.
-local exec, slack = (ARGV[17] + 0), (ARGV[25] + 0)
+local exec, slack, wait_ms = (ARGV[17] + 0), (ARGV[25] + 0), (ARGV[16] + 0)
 local general, referee
 -- What the check read afresh (the live slots' sum, the pool's latest end), kept in
 -- queue:fair by the write that ends the script, a refusal's too: under a flood of refusals
@@ -273,7 +277,7 @@ local cap = general
 if ARGV[23] == 'referee' and referee > 0 then pool, cap, latest = 'referee', referee, t[9] end
 local end_f = 'end:' .. pool
 if cap > 0 then
-  local d, wait_until = exec + slack, now + (ARGV[16] + 0)
+  local d, wait_until = exec + slack, now + wait_ms
   -- queue:fair's 'end:<pool>' is at least the latest end of every job running on the pool's
   -- slots (claims raise it; it is set below from the ends themselves when it is missing or
   -- the bound does not hold). With
@@ -340,11 +344,12 @@ if cap > 0 then
   end
 end
 
--- The day's figures and the account's in one read and (below) one write.
+-- The day's figures and the account's in one read and (below) one write. The kept input's
+-- bytes (the day's and the account's) are read only when this job's blobs add some.
 local bk = KEYS[4]
-local d_kind, d_bytes = 'd:' .. account .. ':' .. kind, 'd:' .. account .. ':bytes'
-local b = redis.call('HMGET', bk, 'used', 'trust0', 'jobs:' .. kind, 'bytes', d_kind, d_bytes)
-local mine_today = (b[5] or 0) + 0
+local d_kind, jobs_f = 'd:' .. account .. ':' .. kind, 'jobs:' .. kind
+local b = redis.call('HMGET', bk, 'used', 'trust0', jobs_f, d_kind)
+local mine_today = (b[4] or 0) + 0
 if mine_today >= (ARGV[12] + 0) then
   return give_back(idem_taken, KEYS[1], {'quota', 'owner', to_midnight_s(now)})
 end
@@ -374,11 +379,14 @@ if blobs > 0 then
     end
   end
 end
+local d_bytes, bytes
 if added > 0 then
-  if ((b[6] or 0) + 0) + added > (ARGV[29] + 0) then
+  d_bytes = 'd:' .. account .. ':bytes'
+  bytes = redis.call('HMGET', bk, 'bytes', d_bytes)
+  if ((bytes[2] or 0) + 0) + added > (ARGV[29] + 0) then
     return give_back(idem_taken, KEYS[1], {'quota', 'input_bytes', to_midnight_s(now)})
   end
-  if ((b[4] or 0) + 0) + added > (ARGV[30] + 0) then
+  if ((bytes[1] or 0) + 0) + added > (ARGV[30] + 0) then
     return give_back(idem_taken, KEYS[1], {'quota', 'global_input_bytes', to_midnight_s(now)})
   end
 end
@@ -387,7 +395,7 @@ end
 -- day's counts and the account's. The hash's expiry is set when it is made (the day's first
 -- job), not on every job.
 local first_today = mine_today == 0
-local day_set = {'HSET', bk, 'used', int(used + reserve), 'jobs:' .. kind,
+local day_set = {'HSET', bk, 'used', int(used + reserve), jobs_f,
   int(((b[3] or 0) + 0) + 1), d_kind, int(mine_today + 1)}
 if not b[1] then
   day_set[#day_set + 1] = HASH_TABLE_FIELD
@@ -399,9 +407,9 @@ if trust == '0' then
 end
 if added > 0 then
   day_set[#day_set + 1] = 'bytes'
-  day_set[#day_set + 1] = int(((b[4] or 0) + 0) + added)
+  day_set[#day_set + 1] = int(((bytes[1] or 0) + 0) + added)
   day_set[#day_set + 1] = d_bytes
-  day_set[#day_set + 1] = int(((b[6] or 0) + 0) + added)
+  day_set[#day_set + 1] = int(((bytes[2] or 0) + 0) + added)
 end
 redis.call(unpack(day_set))
 if not b[1] then redis.call('EXPIRE', bk, COUNTER_TTL) end
@@ -429,7 +437,7 @@ end
 -- passed over), to a slot that said it was idle just now, and a job that can finish within
 -- its caller's wait (else claim.lua would time it out: it waits in its lane for that).
 local handed = woken and waiting == 0 and woken[2] + 0 >= now - ARGV[33]
-  and exec <= (ARGV[16] + 0)
+  and exec <= wait_ms
 -- queue:fair's one write: a queued job's turn, the lane's sequence, the account's and the
 -- lanes' waiting counts (made with the table, which then needs no growing), and what else
 -- this admission found: the lane's owed turns known to be none kept, the first time that is
@@ -438,7 +446,7 @@ local fair
 if handed then
   fair = {'HSET', fk}
 else
-  fair = {'HSET', fk, mine_f, int(round), 'seq:' .. ln, int(seq), wf, int(mine + 1),
+  fair = {'HSET', fk, mine_f, int(round), seq_f, int(seq), wf, int(mine + 1),
     'n', int(waiting + 1)}
 end
 if not owed_until and #kept == 0 then
@@ -465,7 +473,7 @@ end
 -- about 56,000 instructions a job more (callgrind). A value over 64 bytes converts it
 -- already (the packed fields, with the fingerprint's 64 alone; or the input): then the pair
 -- is the id again (the previous form), or left out (the packed one).
-local deadline, request = int(now + (ARGV[16] + 0)), ARGV[26] or ''
+local deadline, request = int(now + wait_ms), ARGV[26] or ''
 -- The previous release's form (ARGV[35], `queue.write_previous_forms`): every field by name,
 -- which that release's claim reads. Else the fields written once packed into one
 -- (helpers.lua's PACKED_AT, in its order): 4 arguments where there were 34.
@@ -516,8 +524,10 @@ if handed then
     fair[#fair + 1] = 'end:' .. wpool
     fair[#fair + 1] = int(now + exec)
   end
-  fair[#fair + 1] = 'charged:' .. ARGV[1]
-  fair[#fair + 1] = int(((t[12] or 0) + 0) + reserve)
+  -- The day's charge, read here only (not in the first read of queue:fair).
+  local charged_f = 'charged:' .. ARGV[1]
+  fair[#fair + 1] = charged_f
+  fair[#fair + 1] = int(((redis.call('HGET', fk, charged_f) or 0) + 0) + reserve)
 elseif packed then
   redis.call('HSET', jk, 'state', 'queued', 'p', packed)
   redis.call('ZADD', lane, score, jid)

@@ -614,6 +614,32 @@ mod tests {
         assert!(!complete.contains("local function utc_date("));
     }
 
+    /// An admission under load (no idle slot handed the job, no blobs) reads only what it
+    /// uses: each field an HMGET names costs Redis about 1,300 instructions (the name made a
+    /// Redis string, the value a Lua one; docs/benchmarks.md, "The admission's Lua, field by
+    /// field"). The day's charge is read by the hand-off alone, the kept input's bytes only
+    /// when the job's blobs add some.
+    #[test]
+    fn the_admissions_first_reads_leave_out_what_only_rare_paths_use() {
+        let admit = include_str!("../lua/admit.lua");
+        let first_read = |key: &str| {
+            let start = admit
+                .find(&format!("'HMGET', {key},"))
+                .unwrap_or_else(|| panic!("no HMGET of {key} in admit.lua"));
+            let end = start + admit[start..].find(')').expect("the call's end");
+            &admit[start..end]
+        };
+        let fair = first_read("fk");
+        assert!(fair.contains("'cap'"), "{fair}");
+        assert!(!fair.contains("charged:"), "{fair}");
+        let day = first_read("bk");
+        assert!(day.contains("'used'"), "{day}");
+        assert!(
+            !day.contains("'bytes'") && !day.contains("d_bytes"),
+            "{day}"
+        );
+    }
+
     /// The Lua's copies of the presence's life and the stall's gap (helpers.lua) are the
     /// Rust side's: a drift would drop orphans of live processes, or never. And the orphan's
     /// message: a drift would tell callers two stories of one drop.
