@@ -714,7 +714,7 @@ const SEATS: &str = "[...document.querySelectorAll('#players li')].map(li => [li
 /// by name, each open one as waiting for a player, and a seat taken while the page is open
 /// changes from open to its player's name (and the events say it was taken). Before, only the taken seats were listed: a
 /// spectator of a three-seat table with one player saw one line and could not tell that the
-/// game waits for two more.
+/// game waits for two more. The count is the public view's `maxPlayers`, not one more call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_watch_page_lists_every_seat_and_the_open_ones_wait_for_a_player() {
     use crate::rcadia_common::{app_with, cast, two_player};
@@ -746,6 +746,14 @@ async fn the_watch_page_lists_every_seat_and_the_open_ones_wait_for_a_player() {
             ["seat 2", open, true]
         ]),
         "the seats of a table with one of three players"
+    );
+    // The seat count comes with the public view: the page asks nothing else (it read the
+    // whole `/available?all=1` list for it, every table's entry, to find one number).
+    assert_eq!(
+        tab.eval("performance.getEntriesByType('resource').map(e => new URL(e.name).pathname).filter(p => p.startsWith('/api/')).filter(p => !p.endsWith('/public'))")
+            .await,
+        json!([]),
+        "the watch page's API calls besides the public view"
     );
     let (st, v) = agents[1]
         .post(&format!("{AGENT}/{id}/join"), json!({ "asName": "Bo" }))

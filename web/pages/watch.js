@@ -121,27 +121,8 @@ function drawStage(v, m) {
   stage.replaceChildren(el("h2", "Game state"), el("pre", JSON.stringify(s, null, 2), "state"));
 }
 
-/** Seat counts by session id: the public view has none; `/available` lists it while a
- *  table is unfinished, and it never changes. */
-const seatCounts = new Map();
-
-/** The seat count of a waiting table, looked up once; null while it cannot be read (the
- *  page then lists the taken seats only, and looks again at the next change). */
-async function seatCount(v) {
-  if (v.status !== "waiting") return seatCounts.get(v.sessionId) ?? null;
-  if (seatCounts.has(v.sessionId)) return seatCounts.get(v.sessionId);
-  try {
-    const q = v.gameId ? `&game=${encodeURIComponent(v.gameId)}` : "";
-    const r = await fetch(`/api/v1/agent/sessions/available?all=1${q}`, { headers: { Accept: "application/json" } });
-    const body = await r.json();
-    const entry = (Array.isArray(body && body.sessions) ? body.sessions : []).find((s) => s && s.sessionId === v.sessionId);
-    if (entry && Number.isInteger(entry.maxPlayers)) seatCounts.set(v.sessionId, entry.maxPlayers);
-  } catch { /* the taken seats only, this time */ }
-  return seatCounts.get(v.sessionId) ?? null;
-}
-
-function render(v, maxPlayers = null) {
-  const m = watchModel(v, Date.now(), maxPlayers);
+function render(v) {
+  const m = watchModel(v, Date.now());
   document.title = `${isolate(m.title)} · watch · RCADIA`;
   $("title").replaceChildren(el("bdi", m.title, "whole"));
   $("badge").className = `badge ${m.badge}`;
@@ -223,7 +204,7 @@ async function follow() {
       await new Promise((r) => setTimeout(r, Math.min(10_000, 1000 * 2 ** (failures - 1))));
       continue;
     }
-    if (!last || v.version !== last.version || v.sessionId !== last.sessionId) render(v, await seatCount(v));
+    if (!last || v.version !== last.version || v.sessionId !== last.sessionId) render(v);
     last = v;
     if (v.status === "finished") {
       await showFinished(v);
