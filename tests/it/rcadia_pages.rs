@@ -790,6 +790,31 @@ async fn the_watch_page_lists_every_seat_and_the_open_ones_wait_for_a_player() {
         tab.screenshot(SHOTS, &format!("watch-open-seats-{w}x{h}"))
             .await;
     }
+    // On a phone, upright and held sideways, the seats are on the first screen: the stage's
+    // one line of "nothing yet" was a box of 12rem above them, and sideways the players
+    // began below the screen's edge (at 844x390 the first seat's bottom at 436 px).
+    for (w, h) in [(390, 844), (844, 390)] {
+        tab.device(w, h, true).await;
+        let first_seat = tab
+            .eval("(scrollTo(0, 0), Math.round(document.querySelector('#players li').getBoundingClientRect().bottom))")
+            .await;
+        assert!(
+            first_seat.as_i64().is_some_and(|b| b <= i64::from(h)),
+            "at {w}x{h} the first seat's bottom is at {first_seat} px, below the first screen"
+        );
+        tab.screenshot(SHOTS, &format!("watch-open-seats-{w}x{h}-touch"))
+            .await;
+    }
+    // The table list says how many of the seats are taken beside the names (the names had
+    // replaced the count "2 of 3", and nothing said the table waits for one more).
+    tab.device(1280, 800, false).await;
+    tab.goto(&app.url("/tables/")).await;
+    tab.wait_for(
+        &format!("document.querySelector('tr[data-session=\"{id}\"] td.who')?.textContent === 'Ada vs Bo · 2 of 3 seats taken'"),
+        "the waiting table's row: its players and how many of its seats are taken",
+        LONG,
+    )
+    .await;
     tab.assert_no_errors();
     tab.close().await;
     browser.close().await;

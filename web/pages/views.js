@@ -338,5 +338,10 @@ export function seatedLine(v) {
   } else if (s && s.game === "chess" && Array.isArray(s.history)) {
     detail = s.history.length ? `move ${Math.ceil(s.history.length / 2)}` : "";
   }
+  // A table waiting for players says how many of its seats are taken (the names alone did
+  // not say that it waits for more, and the count the list had shown was replaced by them).
+  if (v && v.status === "waiting" && Number.isInteger(v.maxPlayers) && v.maxPlayers > players.length) {
+    detail = `${players.length} of ${v.maxPlayers} seats taken`;
+  }
   return { names, detail };
 }

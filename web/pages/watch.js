@@ -85,6 +85,10 @@ function changes(before, now, m) {
 function drawStage(v, m) {
   const stage = $("stage");
   const s = v.state;
+  // Only a game takes the stage's height: a line saying nothing is there yet is as tall as
+  // its words (as a box of 12rem it pushed the players, what a waiting table is about, off
+  // a phone's first screen).
+  stage.classList.toggle("unpublished", s === null || s === undefined);
   if (s && typeof s === "object" && s.game === "chess" && typeof s.fen === "string") {
     const c = chessModel(s, m.nameOf);
     const box = el("div", undefined, "board-box");

@@ -142,6 +142,11 @@ test("the table list names who sits and how it stands", async () => {
   assert.deepEqual(seatedLine({ players, state: { game: "rps", players: ["p_a", "p_b"], score: { p_a: 2, p_b: 1 } } }), { names: ["Ada", "seat 1"], detail: "2–1" });
   assert.deepEqual(seatedLine({ players, state: { game: "chess", history: ["e4", "e5", "Nf3"] } }).detail, "move 2");
   assert.deepEqual(seatedLine({ players: [], state: null }), { names: [], detail: "" });
+  // A waiting table with the seat count (the public view's maxPlayers): how many are taken.
+  assert.deepEqual(seatedLine({ players: players.slice(0, 1), status: "waiting", maxPlayers: 3, state: null }), { names: ["Ada"], detail: "1 of 3 seats taken" });
+  // Full, or under way: no count.
+  assert.deepEqual(seatedLine({ players, status: "waiting", maxPlayers: 2, state: null }).detail, "");
+  assert.deepEqual(seatedLine({ players: players.slice(0, 1), status: "active", maxPlayers: 3, state: null }).detail, "");
 });
 
 test("a finished game's view from its replay, for a record that expired", () => {
