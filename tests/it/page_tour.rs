@@ -56,6 +56,12 @@ const UNDER_THE_CANVAS: &str = r#"(() => {
   return { line, bereit, pad: pad && pad.offsetHeight ? Math.round(pad.getBoundingClientRect().top) : null };
 })()"#;
 
+/// On a replay: the words of the step controls' bar that are shown and whole on the screen.
+const STEP_IN_THE_BAR: &str = r#"(() => {
+  const on = e => { const r = e.getBoundingClientRect(); return e.checkVisibility({ visibilityProperty: true }) && r.width > 1 && r.top >= 0 && r.bottom <= innerHeight; };
+  return [...document.querySelectorAll('#r-controls *')].filter(on).map(e => e.textContent.trim()).filter(Boolean).join(' | ');
+})()"#;
+
 fn text_of(v: &Value) -> &str {
     v["line"].as_str().unwrap_or_default()
 }
@@ -460,6 +466,18 @@ async fn every_page_people_use_at_four_sizes() {
         )
         .await;
         look(&tab, "replay", size, p).await;
+        // Stepping back on a narrow screen, the bar at its bottom edge says what the step is
+        // (it said "3/4"; the step's words stood in the panel under the game, off the screen).
+        if w <= 860 {
+            tab.eval("document.getElementById('r-prev').click()").await;
+            let bar = tab.eval(STEP_IN_THE_BAR).await;
+            if !bar.as_str().unwrap_or_default().contains("Bo played count") {
+                p.push(format!(
+                    "replay at {w}x{h}: one step back, the bar on the screen says {bar}"
+                ));
+            }
+            look(&tab, "replay-step-back", size, p).await;
+        }
         go(&tab, &app.url("/no-such-page")).await;
         tab.wait_for("document.readyState === 'complete'", "the 404 page", LONG)
             .await;

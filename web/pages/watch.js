@@ -360,6 +360,7 @@ function showFrame(i) {
   $("r-pos").value = String(pos);
   $("r-where").textContent = `${pos + 1} of ${n}: ${f.label}`;
   $("r-count").textContent = `${pos + 1}/${n}`;
+  $("r-bar-where").textContent = f.label;
   // The table's facts at this step, as the stage shows it: a step before the end is a game
   // still being played, its result not decided yet (they said "finished" and the winner at
   // every step). The badge by the title keeps saying what the game is now.
