@@ -350,6 +350,15 @@ async fn every_page_people_use_at_four_sizes() {
         tab.wait_for("document.querySelector('.post-body')", "the posts", LONG)
             .await;
         look(&tab, "board", size, p).await;
+        // A post's lines stay short enough to read (at 1280 px one ran about 160 characters).
+        let line = tab
+            .eval("(() => { const b = document.querySelector('.post-body'); return Math.round(b.getBoundingClientRect().width / parseFloat(getComputedStyle(b).fontSize)); })()")
+            .await;
+        if line.as_i64().is_none_or(|ems| ems > 41) {
+            p.push(format!(
+                "board at {w}x{h}: a post's lines are {line} em wide (more than 41, about 80 characters)"
+            ));
+        }
 
         // /admin and /account signed out, then /account signed in with a new key, and
         // /admin as the operator it is.
