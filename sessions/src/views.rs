@@ -101,6 +101,7 @@ impl Session {
             deadline: self.deadline_iso(),
             game_id: self.game.game_id.as_deref().map(str::to_string),
             game_title: self.game.game_title.as_deref().map(str::to_string),
+            max_players: self.rules.max_players,
             next_session_id: self.next_session_id.as_deref().map(str::to_string),
             on_turn_seats: self.on_turn_seats(),
             players: self.player_list(),

@@ -134,6 +134,10 @@ pub struct PublicView {
     pub game_id: Option<String>,
     #[serde(rename = "gameTitle")]
     pub game_title: Option<String>,
+    /// horst's addition to the contract's shape: the table's seat count, so a spectator of a
+    /// waiting table sees its open seats without asking `/available` for it.
+    #[serde(rename = "maxPlayers")]
+    pub max_players: u32,
     #[serde(rename = "nextSessionId")]
     pub next_session_id: Option<String>,
     #[serde(rename = "onTurnSeats")]

@@ -641,6 +641,19 @@ async fn the_player_app_plays_in_a_host_and_agrees_with_the_referee() {
     assert_eq!(facts["ticks"], lost["ticks"], "{facts} vs {lost}");
     assert_eq!(facts["stateHash"], lost["stateHash"], "{facts} vs {lost}");
     assert_eq!(facts["agrees"], true, "{facts}");
+    // The view ends where the run ended: the tick of the loss over the run's length, and the
+    // scrubber no longer (it read "Tick 14 / 120", the replay's inputs, and went on past it).
+    let ticks = lost["ticks"].as_u64().expect("the loss's ticks");
+    assert_eq!(
+        in_app(
+            &tab,
+            third,
+            "[document.getElementById('tick').textContent, document.getElementById('watch-scrub').max]"
+        )
+        .await,
+        json!([format!("Tick {ticks} / {ticks}"), ticks.to_string()]),
+        "the lost run's tick and scrubber at its end"
+    );
 
     // A host whose frame policy forbids WebAssembly (the MCP Apps default, without
     // 'unsafe-eval'): the app says so and points at the result's text; it reports nothing.

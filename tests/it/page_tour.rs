@@ -56,6 +56,12 @@ const UNDER_THE_CANVAS: &str = r#"(() => {
   return { line, bereit, pad: pad && pad.offsetHeight ? Math.round(pad.getBoundingClientRect().top) : null };
 })()"#;
 
+/// On a replay: the words of the step controls' bar that are shown and whole on the screen.
+const STEP_IN_THE_BAR: &str = r#"(() => {
+  const on = e => { const r = e.getBoundingClientRect(); return e.checkVisibility({ visibilityProperty: true }) && r.width > 1 && r.top >= 0 && r.bottom <= innerHeight; };
+  return [...document.querySelectorAll('#r-controls *')].filter(on).map(e => e.textContent.trim()).filter(Boolean).join(' | ');
+})()"#;
+
 fn text_of(v: &Value) -> &str {
     v["line"].as_str().unwrap_or_default()
 }
@@ -344,6 +350,15 @@ async fn every_page_people_use_at_four_sizes() {
         tab.wait_for("document.querySelector('.post-body')", "the posts", LONG)
             .await;
         look(&tab, "board", size, p).await;
+        // A post's lines stay short enough to read (at 1280 px one ran about 160 characters).
+        let line = tab
+            .eval("(() => { const b = document.querySelector('.post-body'); return Math.round(b.getBoundingClientRect().width / parseFloat(getComputedStyle(b).fontSize)); })()")
+            .await;
+        if line.as_i64().is_none_or(|ems| ems > 41) {
+            p.push(format!(
+                "board at {w}x{h}: a post's lines are {line} em wide (more than 41, about 80 characters)"
+            ));
+        }
 
         // /admin and /account signed out, then /account signed in with a new key, and
         // /admin as the operator it is.
@@ -460,6 +475,18 @@ async fn every_page_people_use_at_four_sizes() {
         )
         .await;
         look(&tab, "replay", size, p).await;
+        // Stepping back on a narrow screen, the bar at its bottom edge says what the step is
+        // (it said "3/4"; the step's words stood in the panel under the game, off the screen).
+        if w <= 860 {
+            tab.eval("document.getElementById('r-prev').click()").await;
+            let bar = tab.eval(STEP_IN_THE_BAR).await;
+            if !bar.as_str().unwrap_or_default().contains("Bo played count") {
+                p.push(format!(
+                    "replay at {w}x{h}: one step back, the bar on the screen says {bar}"
+                ));
+            }
+            look(&tab, "replay-step-back", size, p).await;
+        }
         go(&tab, &app.url("/no-such-page")).await;
         tab.wait_for("document.readyState === 'complete'", "the 404 page", LONG)
             .await;

@@ -138,7 +138,7 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
     tab.eval("document.getElementById('tab-labor').click()")
         .await;
     tab.wait_for(
-        "!document.getElementById('panel-labor').hidden && document.querySelector('#labor-list .empty, #labor-list .card, #labor-list .error')",
+        "!document.getElementById('panel-labor').hidden && document.querySelector('#labor-list .empty:not(.loading), #labor-list .card, #labor-list .error')",
         "the Labor tab, loaded",
         LONG,
     )

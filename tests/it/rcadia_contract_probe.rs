@@ -449,8 +449,9 @@ async fn wait_outside_its_range_is_capped_or_refused_on_every_long_poll() {
     }
 }
 
-/// Section 7: `/available` entries and the `/public` view, key for key; `host` is `"agent"`
-/// for a host token; `createdAt` is an ISO time.
+/// Section 7: `/available` entries and the `/public` view, key for key (the view with horst's
+/// one addition, `maxPlayers`); `host` is `"agent"` for a host token; `createdAt` is an ISO
+/// time.
 #[tokio::test]
 async fn available_and_public_have_exactly_the_contract_fields() {
     let app = app_with(|_| {}).await;
@@ -528,6 +529,9 @@ async fn available_and_public_have_exactly_the_contract_fields() {
             "version",
             "nextSessionId",
             "previousSessionId",
+            // horst's one addition to section 7's shape: the seat count, for the spectator
+            // page's open seats (additive: a client of the contract ignores it).
+            "maxPlayers",
         ]),
         "{v}"
     );

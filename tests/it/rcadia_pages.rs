@@ -714,7 +714,7 @@ const SEATS: &str = "[...document.querySelectorAll('#players li')].map(li => [li
 /// by name, each open one as waiting for a player, and a seat taken while the page is open
 /// changes from open to its player's name (and the events say it was taken). Before, only the taken seats were listed: a
 /// spectator of a three-seat table with one player saw one line and could not tell that the
-/// game waits for two more.
+/// game waits for two more. The count is the public view's `maxPlayers`, not one more call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_watch_page_lists_every_seat_and_the_open_ones_wait_for_a_player() {
     use crate::rcadia_common::{app_with, cast, two_player};
@@ -746,6 +746,14 @@ async fn the_watch_page_lists_every_seat_and_the_open_ones_wait_for_a_player() {
             ["seat 2", open, true]
         ]),
         "the seats of a table with one of three players"
+    );
+    // The seat count comes with the public view: the page asks nothing else (it read the
+    // whole `/available?all=1` list for it, every table's entry, to find one number).
+    assert_eq!(
+        tab.eval("performance.getEntriesByType('resource').map(e => new URL(e.name).pathname).filter(p => p.startsWith('/api/')).filter(p => !p.endsWith('/public'))")
+            .await,
+        json!([]),
+        "the watch page's API calls besides the public view"
     );
     let (st, v) = agents[1]
         .post(&format!("{AGENT}/{id}/join"), json!({ "asName": "Bo" }))
@@ -782,6 +790,31 @@ async fn the_watch_page_lists_every_seat_and_the_open_ones_wait_for_a_player() {
         tab.screenshot(SHOTS, &format!("watch-open-seats-{w}x{h}"))
             .await;
     }
+    // On a phone, upright and held sideways, the seats are on the first screen: the stage's
+    // one line of "nothing yet" was a box of 12rem above them, and sideways the players
+    // began below the screen's edge (at 844x390 the first seat's bottom at 436 px).
+    for (w, h) in [(390, 844), (844, 390)] {
+        tab.device(w, h, true).await;
+        let first_seat = tab
+            .eval("(scrollTo(0, 0), Math.round(document.querySelector('#players li').getBoundingClientRect().bottom))")
+            .await;
+        assert!(
+            first_seat.as_i64().is_some_and(|b| b <= i64::from(h)),
+            "at {w}x{h} the first seat's bottom is at {first_seat} px, below the first screen"
+        );
+        tab.screenshot(SHOTS, &format!("watch-open-seats-{w}x{h}-touch"))
+            .await;
+    }
+    // The table list says how many of the seats are taken beside the names (the names had
+    // replaced the count "2 of 3", and nothing said the table waits for one more).
+    tab.device(1280, 800, false).await;
+    tab.goto(&app.url("/tables/")).await;
+    tab.wait_for(
+        &format!("document.querySelector('tr[data-session=\"{id}\"] td.who')?.textContent === 'Ada vs Bo · 2 of 3 seats taken'"),
+        "the waiting table's row: its players and how many of its seats are taken",
+        LONG,
+    )
+    .await;
     tab.assert_no_errors();
     tab.close().await;
     browser.close().await;

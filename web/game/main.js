@@ -145,7 +145,9 @@ async function showLabor(offset) {
   const list = $("labor-list");
   clearTimeout(laborRetry);
   // The first read says it is under way (the tab showed an empty panel until it answered).
-  if (!list.childElementCount) list.replaceChildren(el("li", { class: "empty", text: "Lade das Labor …" }));
+  // Marked as loading, apart from the empty Labor's words (a test that waited for an
+  // `.empty` line took this one for the answer on a slow server).
+  if (!list.childElementCount) list.replaceChildren(el("li", { class: "empty loading", text: "Lade das Labor …" }));
   try {
     const r = await api.labor(offset);
     laborOffset = offset;

@@ -489,7 +489,11 @@ export class Stage {
       this.stepAt.fill(i, at, Math.min(at + step.ticks, this.tape.length));
       at += step.ticks;
     });
-    this.scrub.max = String(this.tape.length);
+    // The run's own length: a run that ends before its inputs do (lost at tick 14 of a replay
+    // of 120 ticks) read "Tick 14 / 120" at its end, and the scrubber went on past it.
+    this.playTo(this.tape.length);
+    this.runTicks = this.game.tick;
+    this.scrub.max = String(this.runTicks);
     this.verdict.textContent = "";
     delete this.verdict.dataset.verified;
     this.paused = true;
@@ -513,8 +517,8 @@ export class Stage {
     return this.view.status !== RUNNING || this.game.tick >= this.tape.length;
   }
 
-  /** Jumps to tick `t` of the replay (re-simulated from the start: a few ms at most). */
-  seek(t) {
+  /** A new game run on the replay's inputs up to tick `t`, or to the run's end before it. */
+  playTo(t) {
     this.newGame();
     const target = Math.max(0, Math.min(t, this.tape.length));
     let i = 0;
@@ -525,6 +529,11 @@ export class Stage {
       if (this.game.step(a, n) !== RUNNING) break;
       i += n;
     }
+  }
+
+  /** Jumps to tick `t` of the replay (re-simulated from the start: a few ms at most). */
+  seek(t) {
+    this.playTo(t);
     this.view = this.game.view();
     this.lastEggs = this.view.eggs;
     this.afterWatchStep();
@@ -785,7 +794,7 @@ export class Stage {
     drawScene(this.ctx, this.game.map, this.view, this.canvas.width, this.canvas.height, this.particles);
     const v = this.view;
     this.practiceOut.textContent = this.mode === "play" && this.practice ? "Übung" : "";
-    this.tickOut.textContent = this.mode === "watch" ? `Tick ${v.tick} / ${this.tape.length}` : this.waiting ? "Bereit" : `Zeit ${seconds(v.tick)}`;
+    this.tickOut.textContent = this.mode === "watch" ? `Tick ${v.tick} / ${this.runTicks}` : this.waiting ? "Bereit" : `Zeit ${seconds(v.tick)}`;
     const berries = v.berries.length;
     // Before the first input the line says "Bereit" and what it means; the berries join it
     // once the run runs (beside the hint they broke the line in two on a phone).

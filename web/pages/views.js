@@ -113,12 +113,11 @@ export function playerName(p) {
 
 /**
  * The spectator page's facts from a public view (`GET /public`).
- * @param {any} v
+ * @param {any} v a public view; its `maxPlayers` (horst's addition to the contract's shape)
+ *   lists a waiting table's open seats too (without it, only the taken ones)
  * @param {number} nowMs
- * @param {number|null} [maxPlayers] the table's seat count (`/available`'s `maxPlayers`; the
- *   public view has none): while the table waits, its open seats are listed too
  */
-export function watchModel(v, nowMs, maxPlayers = null) {
+export function watchModel(v, nowMs) {
   const players = Array.isArray(v.players) ? v.players : [];
   const byId = Object.fromEntries(players.map((p) => [p.playerId, p]));
   const onTurn = new Set(Array.isArray(v.onTurnSeats) ? v.onTurnSeats : []);
@@ -143,7 +142,7 @@ export function watchModel(v, nowMs, maxPlayers = null) {
     result,
     resultParts,
     players: players.map((p) => ({ name: playerName(p), seat: `seat ${p.seat ?? 0}`, onTurn: v.status === "active" && onTurn.has(p.seat) })),
-    ...seatsOf(v, players, onTurn, maxPlayers),
+    ...seatsOf(v, players, onTurn, v.maxPlayers),
     nameOf: (id) => (byId[id] ? playerName(byId[id]) : "?"),
   };
 }
@@ -338,6 +337,11 @@ export function seatedLine(v) {
     detail = `${s.score[s.players[0]] ?? 0}–${s.score[s.players[1]] ?? 0}`;
   } else if (s && s.game === "chess" && Array.isArray(s.history)) {
     detail = s.history.length ? `move ${Math.ceil(s.history.length / 2)}` : "";
+  }
+  // A table waiting for players says how many of its seats are taken (the names alone did
+  // not say that it waits for more, and the count the list had shown was replaced by them).
+  if (v && v.status === "waiting" && Number.isInteger(v.maxPlayers) && v.maxPlayers > players.length) {
+    detail = `${players.length} of ${v.maxPlayers} seats taken`;
   }
   return { names, detail };
 }

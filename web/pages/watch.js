@@ -85,6 +85,10 @@ function changes(before, now, m) {
 function drawStage(v, m) {
   const stage = $("stage");
   const s = v.state;
+  // Only a game takes the stage's height: a line saying nothing is there yet is as tall as
+  // its words (as a box of 12rem it pushed the players, what a waiting table is about, off
+  // a phone's first screen).
+  stage.classList.toggle("unpublished", s === null || s === undefined);
   if (s && typeof s === "object" && s.game === "chess" && typeof s.fen === "string") {
     const c = chessModel(s, m.nameOf);
     const box = el("div", undefined, "board-box");
@@ -121,27 +125,8 @@ function drawStage(v, m) {
   stage.replaceChildren(el("h2", "Game state"), el("pre", JSON.stringify(s, null, 2), "state"));
 }
 
-/** Seat counts by session id: the public view has none; `/available` lists it while a
- *  table is unfinished, and it never changes. */
-const seatCounts = new Map();
-
-/** The seat count of a waiting table, looked up once; null while it cannot be read (the
- *  page then lists the taken seats only, and looks again at the next change). */
-async function seatCount(v) {
-  if (v.status !== "waiting") return seatCounts.get(v.sessionId) ?? null;
-  if (seatCounts.has(v.sessionId)) return seatCounts.get(v.sessionId);
-  try {
-    const q = v.gameId ? `&game=${encodeURIComponent(v.gameId)}` : "";
-    const r = await fetch(`/api/v1/agent/sessions/available?all=1${q}`, { headers: { Accept: "application/json" } });
-    const body = await r.json();
-    const entry = (Array.isArray(body && body.sessions) ? body.sessions : []).find((s) => s && s.sessionId === v.sessionId);
-    if (entry && Number.isInteger(entry.maxPlayers)) seatCounts.set(v.sessionId, entry.maxPlayers);
-  } catch { /* the taken seats only, this time */ }
-  return seatCounts.get(v.sessionId) ?? null;
-}
-
-function render(v, maxPlayers = null) {
-  const m = watchModel(v, Date.now(), maxPlayers);
+function render(v) {
+  const m = watchModel(v, Date.now());
   document.title = `${isolate(m.title)} · watch · RCADIA`;
   $("title").replaceChildren(el("bdi", m.title, "whole"));
   $("badge").className = `badge ${m.badge}`;
@@ -223,7 +208,7 @@ async function follow() {
       await new Promise((r) => setTimeout(r, Math.min(10_000, 1000 * 2 ** (failures - 1))));
       continue;
     }
-    if (!last || v.version !== last.version || v.sessionId !== last.sessionId) render(v, await seatCount(v));
+    if (!last || v.version !== last.version || v.sessionId !== last.sessionId) render(v);
     last = v;
     if (v.status === "finished") {
       await showFinished(v);
@@ -375,6 +360,7 @@ function showFrame(i) {
   $("r-pos").value = String(pos);
   $("r-where").textContent = `${pos + 1} of ${n}: ${f.label}`;
   $("r-count").textContent = `${pos + 1}/${n}`;
+  $("r-bar-where").textContent = f.label;
   // The table's facts at this step, as the stage shows it: a step before the end is a game
   // still being played, its result not decided yet (they said "finished" and the winner at
   // every step). The badge by the title keeps saying what the game is now.

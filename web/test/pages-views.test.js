@@ -60,16 +60,16 @@ test("a table waiting for players lists every seat, the open ones as waiting for
   };
   const seats = (m) => m.seats.map((s) => [s.seat, s.name, s.open]);
   // Three of four seats open at seat 1 and 3, in seat order.
-  assert.deepEqual(seats(watchModel(v, NOW, 4)), [
+  assert.deepEqual(seats(watchModel({ ...v, maxPlayers: 4 }, NOW)), [
     ["seat 0", "Crab", false], ["seat 1", null, true], ["seat 2", "Fish", false], ["seat 3", null, true],
   ]);
-  assert.equal(watchModel(v, NOW, 4).openSeats, 2);
-  // Without the seat count (not known yet) only the taken seats, in seat order.
+  assert.equal(watchModel({ ...v, maxPlayers: 4 }, NOW).openSeats, 2);
+  // Without the seat count (a server that does not send it) only the taken seats, in seat order.
   assert.deepEqual(seats(watchModel(v, NOW)), [["seat 0", "Crab", false], ["seat 2", "Fish", false]]);
   // A game under way or over has no open seats to wait for, whatever its seat count.
-  assert.deepEqual(seats(watchModel({ ...v, status: "active" }, NOW, 4)), [["seat 0", "Crab", false], ["seat 2", "Fish", false]]);
+  assert.deepEqual(seats(watchModel({ ...v, status: "active", maxPlayers: 4 }, NOW)), [["seat 0", "Crab", false], ["seat 2", "Fish", false]]);
   // Nobody seated yet: every seat open.
-  assert.deepEqual(seats(watchModel({ ...v, players: [] }, NOW, 2)), [["seat 0", null, true], ["seat 1", null, true]]);
+  assert.deepEqual(seats(watchModel({ ...v, players: [], maxPlayers: 2 }, NOW)), [["seat 0", null, true], ["seat 1", null, true]]);
 });
 
 test("chess and rock-paper-scissors states for people", () => {
@@ -142,6 +142,11 @@ test("the table list names who sits and how it stands", async () => {
   assert.deepEqual(seatedLine({ players, state: { game: "rps", players: ["p_a", "p_b"], score: { p_a: 2, p_b: 1 } } }), { names: ["Ada", "seat 1"], detail: "2–1" });
   assert.deepEqual(seatedLine({ players, state: { game: "chess", history: ["e4", "e5", "Nf3"] } }).detail, "move 2");
   assert.deepEqual(seatedLine({ players: [], state: null }), { names: [], detail: "" });
+  // A waiting table with the seat count (the public view's maxPlayers): how many are taken.
+  assert.deepEqual(seatedLine({ players: players.slice(0, 1), status: "waiting", maxPlayers: 3, state: null }), { names: ["Ada"], detail: "1 of 3 seats taken" });
+  // Full, or under way: no count.
+  assert.deepEqual(seatedLine({ players, status: "waiting", maxPlayers: 2, state: null }).detail, "");
+  assert.deepEqual(seatedLine({ players: players.slice(0, 1), status: "active", maxPlayers: 3, state: null }).detail, "");
 });
 
 test("a finished game's view from its replay, for a record that expired", () => {

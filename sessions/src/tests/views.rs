@@ -74,13 +74,26 @@ fn the_public_view_hides_private_things() {
         "version",
         "nextSessionId",
         "previousSessionId",
+        // horst's one addition: the seat count, for a spectator of a waiting table.
+        "maxPlayers",
     ];
     expected.sort_unstable();
     assert_eq!(keys(&v), expected);
+    assert_eq!(v["maxPlayers"], 2);
     assert_eq!(v["onTurnSeats"], json!([1]));
     assert_eq!(v["state"], json!({"board": 1}));
     assert_eq!(v["deadline"], "2026-10-07T19:05:00.000Z");
     assert!(!v.to_string().contains("secret"));
+}
+
+/// A spectator of a waiting table sees how many seats it has (the watch page lists the open
+/// ones) from the public view alone; it asked `/available` for that.
+#[test]
+fn the_public_view_of_a_waiting_table_has_its_seat_count() {
+    let g = Game::new(config(json!({"minPlayers": 2, "maxPlayers": 3})));
+    let v = wire(&g.s.public_view());
+    assert_eq!(v["status"], "waiting");
+    assert_eq!(v["maxPlayers"], 3);
 }
 
 #[test]
