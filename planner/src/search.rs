@@ -51,6 +51,9 @@ const EVENT_WAITS: usize = 4;
 const EVENT_MAX: u16 = 1800;
 /// Ticks before an arrival that a wait also ends (a jump takes about 25 ticks to its apex).
 const EVENT_LEADS: [u16; 2] = [16, 32];
+/// How far under the bird's feet a lift's top may be for a wait to end there too (a drop onto
+/// it), in sub-units: 2 and 4 tiles.
+const DROP_ONTO: [i32; 2] = [2 * TILE, 4 * TILE];
 /// Weight of the heuristic: ticks per tile of relaxed distance (running takes about 7).
 const H_WEIGHT: u64 = 40;
 /// The second racer (`RACERS`): a greedy weight (a tile of relaxed distance outweighs 640
@@ -228,6 +231,8 @@ pub struct Ctx {
     spawner_x: Vec<i32>,
     /// The level has platforms or flyers (so waits until they arrive are tried).
     movers: bool,
+    /// The level has crumbling ledges (see `event_waits`).
+    crumbling: bool,
 }
 
 impl Ctx {
@@ -287,6 +292,7 @@ impl Ctx {
             flyer_speed,
             platform_speed,
             movers: !platform_path.is_empty() || !flyer_span.is_empty(),
+            crumbling: map.tiles().contains(&Block::Crumbling),
             flyer_span,
             platform_path,
             platform_line,
@@ -688,6 +694,7 @@ pub fn event_waits(sim: &Sim, ctx: &Ctx, buf: &mut Vec<u8>, out: &mut Vec<u16>) 
             }
         }
     };
+    let mut drops: Vec<u16> = Vec::new();
     let mut o = 46 + 4 * 14;
     let n = rd_i32(b, o) as usize;
     o += 4 + 3 * n;
@@ -742,6 +749,22 @@ pub fn event_waits(sim: &Sim, ctx: &Ctx, buf: &mut Vec<u8>, out: &mut Vec<u16>) 
             ((want - from) as i64 * len as i64 / off as i64) as i32
         };
         leg(prog, dir, speed, 0, len, 0, target);
+        // On a map with crumbling ledges, a lift coming up under the bird: also when its top
+        // is a short drop under the feet, where a walk off a ledge lands on it (the ledge may
+        // be gone before the lift comes up to it: `levels/probes/guest-crumble-wait-lift-2`).
+        // Besides the soonest events, not among them, so the waits tried before stay; only
+        // there, so other levels search as before.
+        if ctx.crumbling && vertical && off != 0 {
+            for drop in DROP_ONTO {
+                let target = ((by + drop - from) as i64 * len as i64 / off as i64) as i32;
+                if (0..=len).contains(&target) && (target - prog) * dir > 0 {
+                    let t = (target - prog).abs() as i64 / speed.max(1) as i64;
+                    if (1..=EVENT_MAX as i64).contains(&t) {
+                        drops.push(t as u16);
+                    }
+                }
+            }
+        }
     }
     out.sort_unstable();
     out.dedup();
@@ -755,6 +778,7 @@ pub fn event_waits(sim: &Sim, ctx: &Ctx, buf: &mut Vec<u8>, out: &mut Vec<u16>) 
             }
         }
     }
+    out.extend_from_slice(&drops);
     out.sort_unstable();
     out.dedup();
 }
