@@ -273,6 +273,13 @@ impl Player {
     pub(crate) fn struck_since(&self, at_ms: u64) -> bool {
         self.strikes > 0 && self.past.struck_at_ms.is_none_or(|s| s >= at_ms)
     }
+
+    /// An action of this player's was applied: the only thing that clears strikes (its
+    /// resolution, or an `unconfirmed` one applied late when the game moves on).
+    pub(crate) fn clear_strikes(&mut self) {
+        self.strikes = 0;
+        self.past.struck_at_ms = None;
+    }
 }
 
 /// A rejection addressed to a player during the current turn.

@@ -262,9 +262,7 @@ impl Session {
             return;
         };
         if status == ActionStatus::Applied {
-            // The only thing that clears strikes.
-            p.strikes = 0;
-            p.past.struck_at_ms = None;
+            p.clear_strikes();
         }
         // The latest action is the pending one (set together); a record stored before the
         // fingerprint existed gets it here.
@@ -284,10 +282,23 @@ impl Session {
             fingerprint,
         });
         let pid = p.player_id.clone();
+        self.push_action_event(t, &pid, &pa.action_id, pa.turn, status, reason);
+    }
+
+    /// The event log's line for an action's outcome (its resolution, or a late apply).
+    pub(super) fn push_action_event(
+        &mut self,
+        t: u64,
+        player_id: &str,
+        action_id: &str,
+        turn: u64,
+        status: ActionStatus,
+        reason: Value,
+    ) {
         self.push_event(
             t,
             "action",
-            json!({ "playerId": pid, "actionId": pa.action_id, "turn": pa.turn, "status": status.as_str(), "reason": reason }),
+            json!({ "playerId": player_id, "actionId": action_id, "turn": turn, "status": status.as_str(), "reason": reason }),
         );
     }
 }

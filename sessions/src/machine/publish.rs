@@ -282,8 +282,7 @@ impl Session {
             if !late {
                 continue;
             }
-            p.strikes = 0;
-            p.past.struck_at_ms = None;
+            p.clear_strikes();
             if let Some(la) = p.last_action.as_mut() {
                 la.status = ActionStatus::Applied;
                 la.at_ms = t;
@@ -291,11 +290,7 @@ impl Session {
             }
         }
         for (pid, aid) in applied {
-            self.push_event(
-                t,
-                "action",
-                json!({ "playerId": pid, "actionId": aid, "turn": leaving, "status": "applied", "reason": Value::Null }),
-            );
+            self.push_action_event(t, &pid, &aid, leaving, ActionStatus::Applied, Value::Null);
         }
     }
 
