@@ -101,6 +101,18 @@ local function admit_refuse(owed, fk, owed_f, owed_until, kept, now, kept_since,
   return {'busy', cap, retry_s}
 end
 
+-- The helpers of rare paths (a job's record read by name, a failed or dropped job's end, the
+-- stall's check), made on their first use in a script run and kept for the rest of it:
+-- `rare().release(...)`. Redis runs a script's whole text on every call, and each `local
+-- function` of it is a closure made again, used or not: as top-level helpers these (with
+-- PACKED_AT's and CLAIM_FIELDS' tables) cost every completion call about 17,600 instructions
+-- (callgrind, ops/queue-script-cost), though its common path (the held claim, a succeeded
+-- job, the next job claimed) calls none of them. Defined inside `rare`, they are made only
+-- when a run takes such a path; the one closure made on every call is `rare` itself.
+local rare_made = false
+local function rare()
+if rare_made then return rare_made end
+
 -- The queued record's packed form (admit.lua): the fields an admission writes once and
 -- nothing changes afterwards are one field, `p`, their values (strings) packed by cmsgpack
 -- in this order, where the previous release wrote each as a field of its own (every written
@@ -144,14 +156,6 @@ local function note_ended(ek, jid, now, state, job_ttl)
   redis.call('ZADD', ek, int(now), jid)
   redis.call('ZREMRANGEBYSCORE', ek, '-inf', '(' .. int(now - tonumber(job_ttl) * 1000))
   redis.call('ZREMRANGEBYRANK', ek, 0, -(ENDED_KEEP + 1))
-end
-
--- The caller built the job's day keys from the account, day and idempotency key it read
--- from the record; they never change after admission, so a mismatch means the record is not
--- the one the caller read (it expired and the id was reused): the caller reads again.
-local function same_job(jk, account, day, idem)
-  local f = job_fields(jk, 'account', 'day', 'idem')
-  return f[1] == account and f[2] == day and f[3] == idem
 end
 
 -- A queued job that will never run: give back what admission took (reservation, daily
@@ -219,6 +223,21 @@ local ORPHAN_MESSAGE = 'the API process the caller waited in stopped, or lost it
 local CLAIM_FIELDS = {'state', 'account', 'day', 'idem', 'waiter', 'deadline', 'exec_ms',
   'reserved', 'id', 'kind', 'trust', 'input', 'created', 'request'}
 
+rare_made = {job_fields = job_fields, count_done = count_done,
+  note_ended = note_ended, release = release, reaping_allowed = reaping_allowed,
+  orphan_drop_allowed = orphan_drop_allowed, ORPHAN_MESSAGE = ORPHAN_MESSAGE,
+  CLAIM_FIELDS = CLAIM_FIELDS}
+return rare_made
+end
+
+-- The caller built the job's day keys from the account, day and idempotency key it read
+-- from the record; they never change after admission, so a mismatch means the record is not
+-- the one the caller read (it expired and the id was reused): the caller reads again.
+local function same_job(jk, account, day, idem)
+  local f = rare().job_fields(jk, 'account', 'day', 'idem')
+  return f[1] == account and f[2] == day and f[3] == idem
+end
+
 -- The values of CLAIM_FIELDS of the record `jk`, in either form: a packed record's in one
 -- read of three fields (CLAIM_FIELDS but its state are PACKED_AT's first 13, in order), a
 -- named one's in a second read of them all. A missing record: the first read's falses.
@@ -226,7 +245,7 @@ local function claim_values(jk)
   local r = redis.call('HMGET', jk, 'state', 'waiter', 'p')
   if not r[3] then
     if not r[1] then return r end
-    return redis.call('HMGET', jk, unpack(CLAIM_FIELDS))
+    return redis.call('HMGET', jk, unpack(rare().CLAIM_FIELDS))
   end
   local f = {r[1], cmsgpack.unpack(r[3])}
   f[15] = nil -- fp: no claim field
@@ -260,7 +279,7 @@ local function held_claim(ri, bi, slot, newer_than, known)
         redis.call('HDEL', jk, 'handed')
         local v = claim_values(jk)
         local run = redis.call('HMGET', jk, 'started', 'worker', 'charged')
-        for i = 1, 3 do v[#CLAIM_FIELDS + i] = run[i] end
+        for i = 1, 3 do v[#rare().CLAIM_FIELDS + i] = run[i] end
         return {'claimed', tt, v, 0}
       end
     end
@@ -293,7 +312,7 @@ local PUT_BACK_FRONT = -4503599627370496
 -- gk, refk: queue:handoff:general and :referee, wake: the wake-up channels' prefix
 -- (queue:new; the woken slot's channel is wake:<slot>).
 local function put_back(jk, jid, rk, fk, lane, gk, refk, wake)
-  local f = job_fields(jk, 'account', 'day', 'charged', 'created')
+  local f = rare().job_fields(jk, 'account', 'day', 'charged', 'created')
   redis.call('HSET', jk, 'state', 'queued', 'charged', '0')
   redis.call('HDEL', jk, 'handed', 'worker', 'started', 'token', 'lease_until', 'pool')
   redis.call('ZREM', rk, jid)
@@ -430,7 +449,7 @@ for _ = 1, bound + 0 do
     -- then it lives (admission refreshed it, or it was refreshed shortly before).
     if waiter ~= '' and now - (f[13] or 0) >= sure_ms + 0 then
       gone = redis.call('EXISTS', group_key(KEYS[bi], 'callers:', waiter)) == 0
-        and orphan_drop_allowed(group_key(KEYS[bi], 'queue:clock'), now)
+        and rare().orphan_drop_allowed(group_key(KEYS[bi], 'queue:clock'), now)
     end
     if not gone then late = ends_at > f[6] + 0 end
     if gone or late then
@@ -440,11 +459,11 @@ for _ = 1, bound + 0 do
       local ik = group_key(KEYS[bi], 'idem:', account, ':', f[4])
       local ek = group_key(KEYS[bi], 'queue:ended')
       if gone then
-        release(jk, bk, ik, ek, jid, now, 'cancelled', 'cancelled',
-          ORPHAN_MESSAGE,
+        rare().release(jk, bk, ik, ek, jid, now, 'cancelled', 'cancelled',
+          rare().ORPHAN_MESSAGE,
           tonumber(job_ttl), channel)
       else
-        release(jk, bk, ik, ek, jid, now, 'failed', 'timeout',
+        rare().release(jk, bk, ik, ek, jid, now, 'failed', 'timeout',
           'the job waited too long in the queue to finish within the wait limit; it did not run and nothing was charged; try again',
           tonumber(job_ttl), channel)
       end
