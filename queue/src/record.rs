@@ -176,7 +176,7 @@ pub(crate) fn packed_parts(values: [&[u8]; 12]) -> [Vec<u8>; 3] {
 
 /// The values of a packed field (`None`: not a packed field this release reads). A later
 /// release may append values: only the first of [`PACKED_FIELDS`]' length are read.
-fn unpack(bytes: &[u8]) -> Option<Vec<String>> {
+pub(crate) fn unpack(bytes: &[u8]) -> Option<Vec<String>> {
     let mut de = rmp_serde::Deserializer::new(bytes);
     let mut values = Vec::with_capacity(PACKED_FIELDS.len());
     while values.len() < PACKED_FIELDS.len() {
