@@ -41,9 +41,10 @@
     ARGV[3] account                    ARGV[13] daily seconds
     ARGV[4] trust                      ARGV[14] trust-0 share, s
     ARGV[5] kind                       ARGV[15] idempotency record ttl, s
-    ARGV[6] idempotency key            ARGV[16] the caller's wait, ms
+    ARGV[6] the packed record's first  ARGV[16] the caller's wait, ms
+            part (below)
     ARGV[7] fingerprint of the input   ARGV[17] execution time, ms
-    ARGV[8] input (JSON)               ARGV[18] retention of jobs:<account>, ms
+    ARGV[8] its second part            ARGV[18] retention of jobs:<account>, ms
     ARGV[9] reserved seconds           ARGV[19] the wake-up channels' prefix (queue:new):
                                                 the woken slot's is ARGV[19]:<slot>
     ARGV[10] per-account waiting cap
@@ -57,7 +58,13 @@
     ARGV[23] the job's lane: 'planner' or 'referee'
     ARGV[24] waiting places only referee work may take
     ARGV[25] a slot's slack between two jobs, ms (claim, completion, the worker's margin)
-    ARGV[26] '' or the id of the HTTP request that admits the job (X-Request-Id), for logs
+    ARGV[26] the packed record's third part. The record's values (helpers.lua's PACKED_AT:
+             account, day, idempotency key, waiter, deadline, execution time, reserved
+             seconds, id, kind, trust, input (JSON), created, the id of the HTTP request that
+             admits it (X-Request-Id, or ''), fingerprint) as cmsgpack packs them, one string
+             after another, but for the deadline and the creation, which this script knows:
+             ARGV[6] is the first four packed, ARGV[8] the 6th to 11th, ARGV[26] the last two
+             (horst_queue's record::packed_parts)
     ARGV[27] how long past its retry time an owed turn is kept, ms
     ARGV[28] how long the job's record may live, at the latest, from now, ms: the blobs
              are kept to the end of the UTC day this ends in
@@ -126,7 +133,7 @@
   input's bytes, which the caller has.
 ]]
 local jid, account, trust, kind = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local fp, input = ARGV[7], ARGV[8]
+local fp = ARGV[7]
 local reserve = (ARGV[9] + 0)
 local now = now_ms()
 -- Run after its caller gave up: the caller was told the admission failed (and its drop of
@@ -473,17 +480,24 @@ end
 -- about 56,000 instructions a job more (callgrind). A value over 64 bytes converts it
 -- already (the packed fields, with the fingerprint's 64 alone; or the input): then the pair
 -- is the id again (the previous form), or left out (the packed one).
-local deadline, request = int(now + wait_ms), ARGV[26] or ''
+local deadline = int(now + wait_ms)
+-- The fields written once, packed (helpers.lua's PACKED_AT, in its order): the caller packed
+-- them but for the two clock texts only this script knows, the deadline and the creation
+-- (ARGV[6], ARGV[8], ARGV[26]: the parts before, between and after them), and each text goes
+-- in with its header (a whole number's text is under 32 bytes: a msgpack fixstr, 0xa0 + its
+-- length), so the value is the bytes `cmsgpack.pack` made of the 14 values here before (its
+-- 14 strings made Lua values cost about 18,600 instructions an admission).
+local packed = ARGV[6] .. string.char(160 + #deadline) .. deadline .. ARGV[8]
+  .. string.char(160 + #created) .. created .. ARGV[26]
 -- The previous release's form (ARGV[35], `queue.write_previous_forms`): every field by name,
--- which that release's claim reads. Else the fields written once packed into one
--- (helpers.lua's PACKED_AT, in its order): 4 arguments where there were 34.
-local packed
+-- which that release's claim reads; the values the caller sent packed are unpacked for it
+-- (`named`, PACKED_AT's order). Else the packed value is one field: 4 arguments where there
+-- were 34.
+local named
 local pad_f, pad_v = 'id', jid
 if ARGV[35] == '1' then
-  if #input <= 64 then pad_f, pad_v = HASH_TABLE_FIELD, HASH_TABLE_VALUE end
-else
-  packed = cmsgpack.pack(account, ARGV[1], ARGV[6], ARGV[21], deadline, ARGV[17], ARGV[9], jid,
-    kind, trust, input, created, request, fp)
+  named = {cmsgpack.unpack(packed)}
+  if #named[11] <= 64 then pad_f, pad_v = HASH_TABLE_FIELD, HASH_TABLE_VALUE end
 end
 -- A handed job's token (its claim's time) is newer than every claim the slot knows: its idle
 -- entry's score is at least its newest claim's token (idle.lua, complete.lua), so the token
@@ -500,15 +514,15 @@ if handed then
   -- on to its round, the pool's latest end rises to its end (when kept), and the day's
   -- charge grows. The account's and the lanes' waiting counts never held it.
   local lease_until = int(now + (ARGV[32] + 0))
-  if packed then
+  if not named then
     redis.call('HSET', jk, 'state', 'running', 'p', packed, 'charged', ARGV[9],
       'started', token_text, 'token', token_text, 'worker', woken[1], 'lease_until', lease_until,
       'pool', wpool, 'handed', '1')
   else
   redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
-    'state', 'running', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', created,
+    'state', 'running', 'fp', fp, 'idem', named[3], 'input', named[11], 'created', created,
     'deadline', deadline, 'exec_ms', ARGV[17], 'reserved', ARGV[9],
-    'charged', ARGV[9], 'day', ARGV[1], 'waiter', ARGV[21], 'request', request,
+    'charged', ARGV[9], 'day', ARGV[1], 'waiter', ARGV[21], 'request', named[13],
     'started', token_text, 'token', token_text, 'worker', woken[1], 'lease_until', lease_until,
     'pool', wpool, 'handed', '1', pad_f, pad_v)
   end
@@ -528,18 +542,18 @@ if handed then
   local charged_f = 'charged:' .. ARGV[1]
   fair[#fair + 1] = charged_f
   fair[#fair + 1] = int(((redis.call('HGET', fk, charged_f) or 0) + 0) + reserve)
-elseif packed then
+elseif not named then
   redis.call('HSET', jk, 'state', 'queued', 'p', packed)
   redis.call('ZADD', lane, score, jid)
 else
   redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
-    'state', 'queued', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', created,
+    'state', 'queued', 'fp', fp, 'idem', named[3], 'input', named[11], 'created', created,
     'deadline', deadline, 'exec_ms', ARGV[17], 'reserved', ARGV[9],
-    'day', ARGV[1], 'waiter', ARGV[21], 'request', request, pad_f, pad_v)
+    'day', ARGV[1], 'waiter', ARGV[21], 'request', named[13], pad_f, pad_v)
   redis.call('ZADD', lane, score, jid)
 end
 -- A packed record is over 64 bytes with the fingerprint alone (64): a hash table already.
-if packed and #packed <= 64 then redis.call('HSET', jk, HASH_TABLE_FIELD, HASH_TABLE_VALUE) end
+if not named and #packed <= 64 then redis.call('HSET', jk, HASH_TABLE_FIELD, HASH_TABLE_VALUE) end
 if ARGV[21] ~= '' and (ARGV[22] + 0) > 0 then
   redis.call('SET', KEYS[7], '1', 'EX', ARGV[22])
 end
@@ -559,8 +573,9 @@ end
 -- The idle slot popped above is handed the job (the claim in the message) or woken. None:
 -- every slot is busy, and the next to finish claims the job.
 if handed then
-  local values = {'running', account, ARGV[1], ARGV[6], ARGV[21], deadline, ARGV[17],
-    ARGV[9], jid, kind, trust, input, created, request}
+  -- CLAIM_FIELDS' values: the state, then PACKED_AT's first 13 (helpers.lua's claim_values).
+  local values = {'running', cmsgpack.unpack(packed)}
+  values[15] = nil -- fp: no claim field
   local parts = {'claim|', token_text}
   for i = 1, #values do
     parts[#parts + 1] = '|' .. string.len(values[i]) .. '|'

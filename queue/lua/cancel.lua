@@ -37,17 +37,17 @@ local jk = KEYS[1]
 if redis.call('HGET', jk, 'state') ~= 'queued' then return 0 end
 if not same_job(jk, ARGV[7], ARGV[8], ARGV[9]) then return 0 end
 if ARGV[10] ~= '' then
-  if job_fields(jk, 'waiter')[1] ~= ARGV[10] then return 0 end
+  if rare().job_fields(jk, 'waiter')[1] ~= ARGV[10] then return 0 end
   if redis.call('EXISTS', KEYS[6]) == 1 then return 0 end
 end
 local now = now_ms()
-if ARGV[10] ~= '' and not orphan_drop_allowed(KEYS[7], now) then return 0 end
+if ARGV[10] ~= '' and not rare().orphan_drop_allowed(KEYS[7], now) then return 0 end
 -- Off its lane: one less in its account's count and the lanes' (a count at zero is left for
 -- fair_sweep.lua, as the claim leaves it).
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
   redis.call('HINCRBY', KEYS[3], 'w:' .. ARGV[7], -1)
   redis.call('HINCRBY', KEYS[3], 'n', -1)
 end
-release(jk, KEYS[4], KEYS[5], KEYS[8], ARGV[1], now, ARGV[2], ARGV[3], ARGV[4],
+rare().release(jk, KEYS[4], KEYS[5], KEYS[8], ARGV[1], now, ARGV[2], ARGV[3], ARGV[4],
   tonumber(ARGV[5]), ARGV[6])
 return 1

@@ -63,7 +63,7 @@ if held then
   kind = ARGV[14]
 else
   -- One read of what the check, the counts and the waiters' payload need (never the record).
-  local f = job_fields(jk, 'state', 'token', 'day', 'kind', 'started', 'charged', 'worker')
+  local f = rare().job_fields(jk, 'state', 'token', 'day', 'kind', 'started', 'charged', 'worker')
   -- A claim's token is its start (claim_next writes no `token` field; a hand-off does).
   if f[1] ~= 'running' or (f[2] or f[5]) ~= ARGV[2] then return 0 end
   if f[3] ~= ARGV[8] then return redis.error_reply('complete: KEYS[3] is not the budget of the job\'s day') end
@@ -87,7 +87,7 @@ redis.call('EXPIRE', jk, ARGV[6])
 -- A failed job is noted for the operator's listing across accounts (a succeeded one is not:
 -- no command more for it, nor the key's name). KEYS[8], the group's base, is always given.
 if ARGV[3] ~= 'succeeded' then
-  note_ended(group_key(KEYS[8], 'queue:ended'), ARGV[1], now, ARGV[3], ARGV[6])
+  rare().note_ended(group_key(KEYS[8], 'queue:ended'), ARGV[1], now, ARGV[3], ARGV[6])
 end
 -- The final state itself, so a waiter needs no read after its wake-up (Queue::wait).
 -- The worker that holds the claim sent the message but for its end (cjson.encode of it here

@@ -14,7 +14,7 @@
 ]]
 local jk = KEYS[1]
 if redis.call('HGET', jk, 'state') ~= 'queued' then return 0 end
-if job_fields(jk, 'waiter')[1] ~= ARGV[1] then return 0 end
+if rare().job_fields(jk, 'waiter')[1] ~= ARGV[1] then return 0 end
 -- By name, over a packed record's waiter too (helpers.lua's PACKED_AT: the name wins).
 redis.call('HSET', jk, 'waiter', '')
 return 1

@@ -15,5 +15,5 @@
     the ids of jobs whose lease expired (an empty list during a stall's grace)
 ]]
 local now = now_ms()
-if not reaping_allowed(KEYS[1], now, tonumber(ARGV[1]), tonumber(ARGV[2])) then return {} end
+if not rare().reaping_allowed(KEYS[1], now, tonumber(ARGV[1]), tonumber(ARGV[2])) then return {} end
 return redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))

@@ -51,7 +51,7 @@ local counts, n = {}, 0
 for i = 4, 5 do
   for _, jid in ipairs(redis.call('ZRANGE', KEYS[i], 0, -1)) do
     n = n + 1
-    local f = job_fields(group_key(KEYS[6], 'job:', jid), 'account', 'state')
+    local f = rare().job_fields(group_key(KEYS[6], 'job:', jid), 'account', 'state')
     if f[1] and f[2] == 'queued' then counts[f[1]] = (counts[f[1]] or 0) + 1 end
   end
 end

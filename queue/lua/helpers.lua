@@ -101,6 +101,18 @@ local function admit_refuse(owed, fk, owed_f, owed_until, kept, now, kept_since,
   return {'busy', cap, retry_s}
 end
 
+-- The helpers of rare paths (a job's record read by name, a failed or dropped job's end, the
+-- stall's check), made on their first use in a script run and kept for the rest of it:
+-- `rare().release(...)`. Redis runs a script's whole text on every call, and each `local
+-- function` of it is a closure made again, used or not: as top-level helpers these (with
+-- PACKED_AT's and CLAIM_FIELDS' tables) cost every completion call about 17,600 instructions
+-- (callgrind, ops/queue-script-cost), though its common path (the held claim, a succeeded
+-- job, the next job claimed) calls none of them. Defined inside `rare`, they are made only
+-- when a run takes such a path; the one closure made on every call is `rare` itself.
+local rare_made = false
+local function rare()
+if rare_made then return rare_made end
+
 -- The queued record's packed form (admit.lua): the fields an admission writes once and
 -- nothing changes afterwards are one field, `p`, their values (strings) packed by cmsgpack
 -- in this order, where the previous release wrote each as a field of its own (every written
@@ -144,14 +156,6 @@ local function note_ended(ek, jid, now, state, job_ttl)
   redis.call('ZADD', ek, int(now), jid)
   redis.call('ZREMRANGEBYSCORE', ek, '-inf', '(' .. int(now - tonumber(job_ttl) * 1000))
   redis.call('ZREMRANGEBYRANK', ek, 0, -(ENDED_KEEP + 1))
-end
-
--- The caller built the job's day keys from the account, day and idempotency key it read
--- from the record; they never change after admission, so a mismatch means the record is not
--- the one the caller read (it expired and the id was reused): the caller reads again.
-local function same_job(jk, account, day, idem)
-  local f = job_fields(jk, 'account', 'day', 'idem')
-  return f[1] == account and f[2] == day and f[3] == idem
 end
 
 -- A queued job that will never run: give back what admission took (reservation, daily
@@ -219,19 +223,36 @@ local ORPHAN_MESSAGE = 'the API process the caller waited in stopped, or lost it
 local CLAIM_FIELDS = {'state', 'account', 'day', 'idem', 'waiter', 'deadline', 'exec_ms',
   'reserved', 'id', 'kind', 'trust', 'input', 'created', 'request'}
 
+rare_made = {job_fields = job_fields, count_done = count_done,
+  note_ended = note_ended, release = release, reaping_allowed = reaping_allowed,
+  orphan_drop_allowed = orphan_drop_allowed, ORPHAN_MESSAGE = ORPHAN_MESSAGE,
+  CLAIM_FIELDS = CLAIM_FIELDS}
+return rare_made
+end
+
+-- The caller built the job's day keys from the account, day and idempotency key it read
+-- from the record; they never change after admission, so a mismatch means the record is not
+-- the one the caller read (it expired and the id was reused): the caller reads again.
+local function same_job(jk, account, day, idem)
+  local f = rare().job_fields(jk, 'account', 'day', 'idem')
+  return f[1] == account and f[2] == day and f[3] == idem
+end
+
 -- The values of CLAIM_FIELDS of the record `jk`, in either form: a packed record's in one
 -- read of three fields (CLAIM_FIELDS but its state are PACKED_AT's first 13, in order), a
 -- named one's in a second read of them all. A missing record: the first read's falses.
+-- For a packed record, also that read (state, a waiter written by name, the packed field):
+-- a claim's reply gives them as they are (claim_next).
 local function claim_values(jk)
   local r = redis.call('HMGET', jk, 'state', 'waiter', 'p')
   if not r[3] then
     if not r[1] then return r end
-    return redis.call('HMGET', jk, unpack(CLAIM_FIELDS))
+    return redis.call('HMGET', jk, unpack(rare().CLAIM_FIELDS))
   end
   local f = {r[1], cmsgpack.unpack(r[3])}
   f[15] = nil -- fp: no claim field
   if r[2] then f[5] = r[2] end
-  return f
+  return f, r
 end
 
 -- The job running under slot `slot`'s claim that the slot does not know it holds, as
@@ -260,7 +281,7 @@ local function held_claim(ri, bi, slot, newer_than, known)
         redis.call('HDEL', jk, 'handed')
         local v = claim_values(jk)
         local run = redis.call('HMGET', jk, 'started', 'worker', 'charged')
-        for i = 1, 3 do v[#CLAIM_FIELDS + i] = run[i] end
+        for i = 1, 3 do v[#rare().CLAIM_FIELDS + i] = run[i] end
         return {'claimed', tt, v, 0}
       end
     end
@@ -293,7 +314,7 @@ local PUT_BACK_FRONT = -4503599627370496
 -- gk, refk: queue:handoff:general and :referee, wake: the wake-up channels' prefix
 -- (queue:new; the woken slot's channel is wake:<slot>).
 local function put_back(jk, jid, rk, fk, lane, gk, refk, wake)
-  local f = job_fields(jk, 'account', 'day', 'charged', 'created')
+  local f = rare().job_fields(jk, 'account', 'day', 'charged', 'created')
   redis.call('HSET', jk, 'state', 'queued', 'charged', '0')
   redis.call('HDEL', jk, 'handed', 'worker', 'started', 'token', 'lease_until', 'pool')
   redis.call('ZREM', rk, jid)
@@ -369,22 +390,22 @@ for _ = 1, bound + 0 do
   -- waiting, the put-back costs what the removal did.
   local h1 = redis.call('ZPOPMIN', lane1)
   local h2 = lane2 and redis.call('ZPOPMIN', lane2)
-  local head, lane, f, jk
+  local head, lane, f, jk, read
   local other = false
   if h1[1] then
     head, lane = h1, lane1
     jk = group_key(KEYS[bi], 'job:', h1[1])
-    f = claim_values(jk)
+    f, read = claim_values(jk)
   end
   if h2 and h2[1] then
     local gk = group_key(KEYS[bi], 'job:', h2[1])
-    local g = claim_values(gk)
+    local g, g_read = claim_values(gk)
     if not head or (tonumber(g[13]) or math.huge) < (tonumber(f[13]) or math.huge) then
       if head then
         redis.call('ZADD', lane1, h1[2], h1[1])
         other = true
       end
-      head, lane, jk, f = h2, lane2, gk, g
+      head, lane, jk, f, read = h2, lane2, gk, g, g_read
     else
       redis.call('ZADD', lane2, h2[2], h2[1])
       other = true
@@ -430,7 +451,7 @@ for _ = 1, bound + 0 do
     -- then it lives (admission refreshed it, or it was refreshed shortly before).
     if waiter ~= '' and now - (f[13] or 0) >= sure_ms + 0 then
       gone = redis.call('EXISTS', group_key(KEYS[bi], 'callers:', waiter)) == 0
-        and orphan_drop_allowed(group_key(KEYS[bi], 'queue:clock'), now)
+        and rare().orphan_drop_allowed(group_key(KEYS[bi], 'queue:clock'), now)
     end
     if not gone then late = ends_at > f[6] + 0 end
     if gone or late then
@@ -440,11 +461,11 @@ for _ = 1, bound + 0 do
       local ik = group_key(KEYS[bi], 'idem:', account, ':', f[4])
       local ek = group_key(KEYS[bi], 'queue:ended')
       if gone then
-        release(jk, bk, ik, ek, jid, now, 'cancelled', 'cancelled',
-          ORPHAN_MESSAGE,
+        rare().release(jk, bk, ik, ek, jid, now, 'cancelled', 'cancelled',
+          rare().ORPHAN_MESSAGE,
           tonumber(job_ttl), channel)
       else
-        release(jk, bk, ik, ek, jid, now, 'failed', 'timeout',
+        rare().release(jk, bk, ik, ek, jid, now, 'failed', 'timeout',
           'the job waited too long in the queue to finish within the wait limit; it did not run and nothing was charged; try again',
           tonumber(job_ttl), channel)
       end
@@ -478,7 +499,10 @@ for _ = 1, bound + 0 do
       -- are the token, its worker the slot, its charge the reservation), and names the
       -- values itself (horst_queue's scripts::CLAIM_FIELDS): a reply of names and values
       -- cost Redis about 30,000 instructions more (building it, and the reply's strings).
-      return {'claimed', token, f, more}, count
+      -- A packed record's as read instead (its state, a waiter written by name, the packed
+      -- field), which the worker unpacks (scripts::claim_reply_values): three values where
+      -- there were 14, each about 500 instructions to make a reply of.
+      return {'claimed', token, read or f, more}, count
     end
   end
 end

@@ -35,13 +35,13 @@
 ]]
 local now = now_ms()
 local jk = KEYS[1]
-local f = job_fields(jk, 'state', 'lease_until', 'day', 'handed')
+local f = rare().job_fields(jk, 'state', 'lease_until', 'day', 'handed')
 if f[1] ~= 'running' then
   redis.call('ZREM', KEYS[2], ARGV[1])
   return 'gone'
 end
 if tonumber(f[2]) > now then return 'alive' end
-if not reaping_allowed(KEYS[4], now, tonumber(ARGV[5]), tonumber(ARGV[6])) then return 'alive' end
+if not rare().reaping_allowed(KEYS[4], now, tonumber(ARGV[5]), tonumber(ARGV[6])) then return 'alive' end
 if f[3] ~= ARGV[4] then return redis.error_reply('reap: KEYS[3] is not the budget of the job\'s day') end
 if f[4] then
   put_back(jk, ARGV[1], KEYS[2], KEYS[6], KEYS[7], KEYS[8], KEYS[9], ARGV[7])
@@ -50,8 +50,8 @@ end
 redis.call('HSET', jk, 'state', 'failed', 'finished', now, 'failure', cjson.encode({
   code = 'cancelled',
   message = 'the worker running this job stopped, or lost its connection to the job store, before its outcome was recorded (its lease expired); the job was not re-run and stays charged (the worker may have done the work); call again with a new idempotencyKey to run it again'}))
-count_done(jk, KEYS[3], 'failed')
-note_ended(KEYS[5], ARGV[1], now, 'failed', ARGV[2])
+rare().count_done(jk, KEYS[3], 'failed')
+rare().note_ended(KEYS[5], ARGV[1], now, 'failed', ARGV[2])
 redis.call('EXPIRE', jk, tonumber(ARGV[2]))
 redis.call('PUBLISH', ARGV[3], 'failed')
 redis.call('ZREM', KEYS[2], ARGV[1])

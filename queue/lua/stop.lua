@@ -50,7 +50,7 @@
   Cluster note: the job's day names KEYS[3]; the caller reads it first and the script checks.
 ]]
 local jk = KEYS[1]
-local f = job_fields(jk, 'state', 'day', 'handed')
+local f = rare().job_fields(jk, 'state', 'day', 'handed')
 if f[1] ~= 'running' then return 0 end
 if f[2] ~= ARGV[5] then return redis.error_reply('stop: KEYS[3] is not the budget of the job\'s day') end
 local now = now_ms()
@@ -68,20 +68,20 @@ if f[3] then
   end
   -- Never ran: the hand-off's claim and charge are undone (the day's charge in queue:fair
   -- too), then it is dropped as a queued job is (release: reservation, day's count, key).
-  local g = job_fields(jk, 'charged', 'day')
+  local g = rare().job_fields(jk, 'charged', 'day')
   local cf = 'charged:' .. g[2]
   local charged = tonumber(redis.call('HGET', KEYS[5], cf)) or 0
   redis.call('HSET', KEYS[5], cf, string.format('%d', math.max(0, charged - (tonumber(g[1]) or 0))))
   redis.call('HSET', jk, 'charged', '0')
   redis.call('HDEL', jk, 'handed', 'worker', 'started', 'token', 'lease_until', 'pool')
   redis.call('ZREM', KEYS[2], ARGV[1])
-  release(jk, KEYS[3], KEYS[9], KEYS[4], ARGV[1], now, 'cancelled', 'cancelled', ARGV[8],
+  rare().release(jk, KEYS[3], KEYS[9], KEYS[4], ARGV[1], now, 'cancelled', 'cancelled', ARGV[8],
     tonumber(ARGV[3]), ARGV[4])
   return 3
 end
 redis.call('HSET', jk, 'state', state, 'finished', now, 'failure', ARGV[2])
-count_done(jk, KEYS[3], state)
-note_ended(KEYS[4], ARGV[1], now, state, ARGV[3])
+rare().count_done(jk, KEYS[3], state)
+rare().note_ended(KEYS[4], ARGV[1], now, state, ARGV[3])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('EXPIRE', jk, tonumber(ARGV[3]))
 redis.call('PUBLISH', ARGV[4], state)

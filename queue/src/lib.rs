@@ -1122,6 +1122,12 @@ impl Queue {
         };
         // The HTTP request it is admitted in, kept with the job for the logs and the view.
         let request = current_request_id().unwrap_or_default();
+        let input = stored.json.to_string();
+        let (trust, reserved, exec_ms) = (
+            spec.trust.to_string(),
+            reserve.to_string(),
+            (reserve * 1000).to_string(),
+        );
         // Subscribed before the job exists: a waiter in this process needs no first read
         // (`wait`), a completion however early is on this subscription.
         let early = self.notifier.subscribe(&self.done_channel(&id));
@@ -1166,16 +1172,31 @@ impl Queue {
             admit
                 .key(keys::idle(&self.store, Pool::General))
                 .key(keys::idle(&self.store, Pool::Referee));
+            // The record's packed value but for its two clock texts (admit.lua puts them in).
+            let [before_deadline, before_created, after_created] = record::packed_parts([
+                spec.account.as_bytes(),
+                day.as_bytes(),
+                spec.idempotency_key.as_bytes(),
+                waiter.as_bytes(),
+                exec_ms.as_bytes(),
+                reserved.as_bytes(),
+                id.as_bytes(),
+                spec.kind.as_str().as_bytes(),
+                trust.as_bytes(),
+                input.as_bytes(),
+                request.as_bytes(),
+                fp.as_bytes(),
+            ]);
             admit
                 .arg(&day)
                 .arg(&id)
                 .arg(&spec.account)
-                .arg(spec.trust)
+                .arg(&trust)
                 .arg(spec.kind.as_str())
-                .arg(&spec.idempotency_key)
+                .arg(&before_deadline)
                 .arg(&fp)
-                .arg(stored.json.to_string())
-                .arg(reserve)
+                .arg(&before_created)
+                .arg(&reserved)
                 .arg(s.queue.waiting_per_account)
                 .arg(s.queue.waiting_global)
                 .arg(q.kind_limit(spec.trust, spec.kind))
@@ -1183,7 +1204,7 @@ impl Queue {
                 .arg(trust0_cap)
                 .arg(s.queue.idempotency_retention_hours * 3600)
                 .arg(s.queue.wait_seconds * 1000)
-                .arg(reserve * 1000)
+                .arg(&exec_ms)
                 .arg(s.job_ttl_seconds() * 1000)
                 .arg(keys::new_channel(&self.store))
                 .arg(&forget)
@@ -1192,7 +1213,7 @@ impl Queue {
                 .arg(lane.as_str())
                 .arg(s.queue.referee_places)
                 .arg(SLOT_SLACK.as_millis() as u64)
-                .arg(&request)
+                .arg(&after_created)
                 .arg(OWED_TURN_GRACE.as_millis() as u64)
                 .arg(s.input_keep_ms())
                 .arg(input_cap(spec.kind, s.queue.input_bytes_per_account_day))

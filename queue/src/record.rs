@@ -137,9 +137,46 @@ pub const PACKED_FIELDS: [&str; 14] = [
     "input", "created", "request", "fp",
 ];
 
+/// One string as Redis's cmsgpack packs it: a fixstr under 32 bytes, else str8, str16 or
+/// str32, then the bytes.
+fn pack_str(out: &mut Vec<u8>, v: &[u8]) {
+    let n = v.len();
+    if n < 32 {
+        out.push(0xa0 | n as u8);
+    } else if let Ok(n) = u8::try_from(n) {
+        out.extend_from_slice(&[0xd9, n]);
+    } else if let Ok(n) = u16::try_from(n) {
+        out.push(0xda);
+        out.extend_from_slice(&n.to_be_bytes());
+    } else {
+        out.push(0xdb);
+        out.extend_from_slice(&(n as u32).to_be_bytes());
+    }
+    out.extend_from_slice(v);
+}
+
+/// The packed field's values but for the two clock texts only admit.lua knows (the 5th,
+/// `deadline`, and the 12th, `created`), packed as cmsgpack packs them, in the three parts
+/// around those texts (admit.lua's ARGV[6], ARGV[8], ARGV[26]): the script puts each text in
+/// with its header, and the field is the bytes `cmsgpack.pack` makes of all 14 values.
+/// `values`: [`PACKED_FIELDS`]' values in their order, the two clock texts left out (12).
+pub(crate) fn packed_parts(values: [&[u8]; 12]) -> [Vec<u8>; 3] {
+    let mut parts: [Vec<u8>; 3] = Default::default();
+    for (i, v) in values.iter().enumerate() {
+        // account, day, idem, waiter | exec_ms, reserved, id, kind, trust, input | request, fp
+        let part = match i {
+            0..=3 => 0,
+            4..=9 => 1,
+            _ => 2,
+        };
+        pack_str(&mut parts[part], v);
+    }
+    parts
+}
+
 /// The values of a packed field (`None`: not a packed field this release reads). A later
 /// release may append values: only the first of [`PACKED_FIELDS`]' length are read.
-fn unpack(bytes: &[u8]) -> Option<Vec<String>> {
+pub(crate) fn unpack(bytes: &[u8]) -> Option<Vec<String>> {
     let mut de = rmp_serde::Deserializer::new(bytes);
     let mut values = Vec::with_capacity(PACKED_FIELDS.len());
     while values.len() < PACKED_FIELDS.len() {

@@ -394,12 +394,37 @@ fn values(v: &Value) -> Option<Vec<Option<String>>> {
     redis::from_redis_value_ref::<Vec<Option<String>>>(v).ok()
 }
 
+/// A claim's values (the third item of claim.lua's reply): those of [`CLAIM_FIELDS`] (and
+/// [`RUN_FIELDS`]), or a packed record's as the claim read them (its state, a waiter written
+/// by name over the packed one, the packed field: helpers.lua's claim_next), made those of
+/// [`CLAIM_FIELDS`] here (they are the state, then the packed field's first 13).
+pub(crate) fn claim_reply_values(v: &Value) -> Option<Vec<Option<String>>> {
+    if let Value::Array(read) = v {
+        if let [state, waiter, Value::BulkString(packed)] = read.as_slice() {
+            let packed = crate::record::unpack(packed)?;
+            if packed.len() < CLAIM_FIELDS.len() - 1 {
+                return None;
+            }
+            let state = redis::from_redis_value_ref::<Option<String>>(state).ok()?;
+            let waiter = redis::from_redis_value_ref::<Option<String>>(waiter).ok()?;
+            let mut values = Vec::with_capacity(CLAIM_FIELDS.len());
+            values.push(state);
+            values.extend(packed.into_iter().take(CLAIM_FIELDS.len() - 1).map(Some));
+            if waiter.is_some() {
+                values[4] = waiter;
+            }
+            return Some(values);
+        }
+    }
+    values(v)
+}
+
 impl FromRedisValue for ClaimReply {
     fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
         let items: Vec<Value> = redis::from_redis_value(v)?;
         let at = |i: usize| items.get(i);
         let parsed = match at(0).and_then(word).as_deref() {
-            Some("claimed") => match (at(1).and_then(number), at(2).and_then(values)) {
+            Some("claimed") => match (at(1).and_then(number), at(2).and_then(claim_reply_values)) {
                 (Some(token), Some(values)) => Some(ClaimReply::Claimed {
                     token,
                     values,
@@ -458,7 +483,7 @@ impl FromRedisValue for Completed {
             return match (
                 at(0).and_then(number),
                 at(1).and_then(number),
-                at(2).and_then(values),
+                at(2).and_then(claim_reply_values),
             ) {
                 (Some(3), Some(token), Some(values)) => Ok(Completed::Next {
                     token,
@@ -710,6 +735,66 @@ mod tests {
         assert_eq!(get(&fields, "charged").as_deref(), Some("3"));
     }
 
+    /// A claim of a packed record replies with what it read (the state, a waiter written by
+    /// name or none, the packed field: helpers.lua's claim_next), which parses into the values
+    /// of CLAIM_FIELDS, the named waiter over the packed one; a completion's next claim alike.
+    #[test]
+    fn a_claim_of_a_packed_record_gives_the_claim_fields() {
+        let packed_values: Vec<String> = crate::record::PACKED_FIELDS
+            .iter()
+            .map(|f| format!("{f}-v"))
+            .collect();
+        let refs: Vec<&[u8]> = packed_values
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != 4 && *i != 11)
+            .map(|(_, v)| v.as_bytes())
+            .collect();
+        let [a, b, c] = crate::record::packed_parts(refs.try_into().unwrap());
+        let mut packed = a;
+        for (text, part) in [("deadline-v", b), ("created-v", c)] {
+            packed.push(0xa0 | text.len() as u8);
+            packed.extend_from_slice(text.as_bytes());
+            packed.extend(part);
+        }
+        let mut expected: Vec<Option<String>> = CLAIM_FIELDS
+            .iter()
+            .map(|f| Some(format!("{f}-v")))
+            .collect();
+        expected[0] = Some("queued".into());
+        for (waiter, expected_waiter) in [(Value::Nil, "waiter-v"), (bulk("named"), "named")] {
+            let read = Value::Array(vec![
+                bulk("queued"),
+                waiter,
+                Value::BulkString(packed.clone()),
+            ]);
+            expected[4] = Some(expected_waiter.into());
+            let claim = Value::Array(vec![
+                bulk("claimed"),
+                Value::Int(7),
+                read.clone(),
+                Value::Int(1),
+            ]);
+            assert_eq!(
+                ClaimReply::from_redis_value(claim).unwrap(),
+                ClaimReply::Claimed {
+                    token: 7,
+                    values: expected.clone(),
+                    more: 1,
+                }
+            );
+            let next = Value::Array(vec![Value::Int(3), Value::Int(7), read, Value::Int(0)]);
+            assert_eq!(
+                Completed::from_redis_value(next).unwrap(),
+                Completed::Next {
+                    token: 7,
+                    values: expected.clone(),
+                    more: 0,
+                }
+            );
+        }
+    }
+
     #[test]
     fn replies_parse_into_their_variants_and_refuse_the_unknown() {
         let v = Value::Array(vec![bulk("busy"), bulk("global"), Value::Int(3)]);
@@ -725,20 +810,31 @@ mod tests {
             Admitted::from_redis_value(v).unwrap(),
             Admitted::Day(20_000)
         );
+        let mut named: Vec<Value> = CLAIM_FIELDS.iter().map(|f| bulk(f)).collect();
+        named[2] = Value::Nil;
         let v = Value::Array(vec![
             bulk("claimed"),
             Value::Int(7),
-            Value::Array(vec![bulk("queued"), Value::Nil, bulk("job_1")]),
+            Value::Array(named),
             Value::Int(2),
         ]);
+        let mut expected: Vec<Option<String>> =
+            CLAIM_FIELDS.iter().map(|f| Some(f.to_string())).collect();
+        expected[2] = None;
         assert_eq!(
             ClaimReply::from_redis_value(v).unwrap(),
             ClaimReply::Claimed {
                 token: 7,
-                values: vec![Some("queued".into()), None, Some("job_1".into())],
+                values: expected.clone(),
                 more: 2,
             }
         );
+        assert!(ClaimReply::from_redis_value(Value::Array(vec![
+            bulk("claimed"),
+            Value::Int(7),
+            Value::Array(vec![bulk("queued"), Value::Nil, bulk("job_1")]),
+        ]))
+        .is_err());
         assert!(Admitted::from_redis_value(Value::Array(vec![bulk("maybe")])).is_err());
         assert!(Applied::from_redis_value(Value::Int(2)).is_err());
         assert!(ReapReply::from_redis_value(bulk("later")).is_err());

@@ -414,6 +414,67 @@ async fn admitted(queue: &Queue, spec: JobSpec) -> JobRecord {
     }
 }
 
+/// The packed record's value is made by its caller but for the two clock texts admit.lua
+/// puts in (record::packed_parts): it must be the bytes Redis's own `cmsgpack.pack` makes of
+/// the 14 values, whatever their lengths (an input under 32 bytes, under 256 and over: a
+/// fixstr, str8 and str16), and hold them in PACKED_FIELDS' order.
+#[tokio::test]
+async fn the_packed_record_is_what_cmsgpack_packs() {
+    let s = setup_with(|q| q.queue.waiting_per_account = 10).await;
+    let mut conn = s.raw().await;
+    for (n, len) in [1, 100, 900].into_iter().enumerate() {
+        let mut job_spec = spec(JobKind::Simulate, "a", 1, &format!("k{n}"));
+        job_spec.input.map = "m".repeat(len);
+        let job = s.new_job(job_spec).await;
+        let packed: Vec<u8> = redis::cmd("HGET")
+            .arg(format!("t:job:{}", job.id))
+            .arg(PACKED_FIELD)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let values: Vec<Vec<u8>> = redis::cmd("EVAL")
+            .arg("return {cmsgpack.unpack(ARGV[1])}")
+            .arg(0)
+            .arg(&packed)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let again: Vec<u8> = redis::cmd("EVAL")
+            .arg("return cmsgpack.pack(unpack(ARGV))")
+            .arg(0)
+            .arg(&values)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(packed, again, "input of {len}: as cmsgpack.pack makes it");
+        let text: Vec<String> = values
+            .iter()
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .collect();
+        assert_eq!(text.len(), PACKED_FIELDS.len(), "{text:?}");
+        let at = |name: &str| &text[PACKED_FIELDS.iter().position(|f| *f == name).unwrap()];
+        assert_eq!(
+            (at("account"), at("idem"), at("id"), at("kind"), at("trust")),
+            (
+                &"a".to_string(),
+                &format!("k{n}"),
+                &job.id,
+                &"simulate".to_string(),
+                &"1".to_string()
+            )
+        );
+        assert!(at("input").contains(&"m".repeat(len)), "{}", at("input"));
+        assert_eq!(at("created"), &job.created_at_ms.to_string());
+        let reserved = job.reserved_seconds;
+        assert_eq!(
+            (at("exec_ms"), at("reserved")),
+            (&(reserved * 1000).to_string(), &reserved.to_string())
+        );
+        let deadline: u64 = at("deadline").parse().unwrap();
+        assert!(deadline > job.created_at_ms, "{deadline}");
+    }
+}
+
 /// Issue 35 (the packed record) and its rolling upgrade: a record in the previous release's
 /// form (every field by name, as its admit.lua wrote it: written here by a process with
 /// `queue.write_previous_forms`) and one in this release's (the fields written once packed
