@@ -234,6 +234,29 @@ impl ApiError {
         }
     }
 
+    /// A burst limit's refusal: 429 `burst` with `Retry-After: seconds` and `message`, which
+    /// says what was counted and how long to wait. Every burst refusal of the REST routes is
+    /// this one answer (the MCP endpoint answers JSON-RPC instead: `routes::mcp`).
+    pub fn burst(seconds: u64, message: impl Into<String>) -> Self {
+        ApiError::new(ApiCode::Burst, message).retry_after(seconds)
+    }
+
+    /// A burst limit's verdict as an answer: `Ok`, [`ApiError::burst`] with
+    /// `message(seconds)`, or the store's failure to count.
+    pub fn limited(
+        verdict: Result<(), horst_limits::BurstError>,
+        message: impl FnOnce(u64) -> String,
+    ) -> Result<(), Self> {
+        match verdict {
+            Ok(()) => Ok(()),
+            Err(horst_limits::BurstError::Limited(l)) => {
+                let s = l.retry_after_seconds();
+                Err(ApiError::burst(s, message(s)))
+            }
+            Err(horst_limits::BurstError::Store(e)) => Err(ApiError::from(e)),
+        }
+    }
+
     /// Redis cannot be reached now: 503 `unavailable` with `Retry-After`, never a 500.
     pub fn unavailable(detail: impl std::fmt::Display) -> Self {
         tracing::warn!(detail = %detail, "the store is unreachable; answered 503");
@@ -470,6 +493,53 @@ mod tests {
         assert_eq!(r.headers()[header::RETRY_AFTER], "3");
         let r = ApiError::internal("redis: connection refused at 10.0.0.1").into_response();
         assert_eq!(r.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+
+    /// Every REST burst refusal is [`ApiError::burst`]; these are its bytes on the wire, as
+    /// the six places that built it by hand answered them (a 429, `Retry-After`, JSON with
+    /// the message and the code, nothing else).
+    #[tokio::test]
+    async fn a_burst_refusal_is_these_bytes_on_the_wire() {
+        let message = "this token may make 5 requests a minute (the operator's limit); wait 7 s and try again";
+        let by_hand = ApiError::new(ApiCode::Burst, message)
+            .retry_after(7)
+            .into_response();
+        let pinned = ApiError::burst(7, message).into_response();
+        let limited = ApiError::limited(
+            Err(horst_limits::BurstError::Limited(horst_limits::Limited {
+                limit: "rcadia_token",
+                retry_after: std::time::Duration::from_millis(6_200),
+            })),
+            |s| format!("this token may make 5 requests a minute (the operator's limit); wait {s} s and try again"),
+        )
+        .unwrap_err()
+        .into_response();
+        let wire = |r: Response| async move {
+            let status = r.status().as_u16();
+            let mut headers: Vec<(String, String)> = r
+                .headers()
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_string()))
+                .collect();
+            headers.sort();
+            let body = http_body_util::BodyExt::collect(r.into_body())
+                .await
+                .unwrap()
+                .to_bytes();
+            (status, headers, String::from_utf8(body.to_vec()).unwrap())
+        };
+        let expected = (
+            429,
+            vec![
+                ("content-type".to_string(), "application/json".to_string()),
+                ("retry-after".to_string(), "7".to_string()),
+            ],
+            format!(r#"{{"error":"{message}","code":"burst"}}"#),
+        );
+        assert_eq!(wire(by_hand).await, expected);
+        assert_eq!(wire(pinned).await, expected);
+        assert_eq!(wire(limited).await, expected);
+        assert!(ApiError::limited(Ok(()), |_| unreachable!()).is_ok());
     }
 
     #[test]

@@ -439,20 +439,10 @@ async fn rcadia_caller(
     // No burst limit by default (agents and hosts long-poll all the time); an operator may set
     // one per token, counted in Redis like every burst limit, so it holds across API processes.
     if let Some(per_minute) = id.burst_per_minute {
-        use horst_limits::{BurstError, Limit};
-        let limit = Limit::per_minute("rcadia_token", per_minute);
-        match state.agents.burst.check(&limit, &id.id).await {
-            Ok(()) => {}
-            Err(BurstError::Limited(l)) => {
-                let s = l.retry_after_seconds();
-                return Err(ApiError::new(
-                    ApiCode::Burst,
-                    format!("this token may make {per_minute} requests a minute (the operator's limit); wait {s} s and try again"),
-                )
-                .retry_after(s));
-            }
-            Err(BurstError::Store(e)) => return Err(ApiError::from(e)),
-        }
+        let limit = horst_limits::Limit::per_minute("rcadia_token", per_minute);
+        ApiError::limited(state.agents.burst.check(&limit, &id.id).await, |s| {
+            format!("this token may make {per_minute} requests a minute (the operator's limit); wait {s} s and try again")
+        })?;
     }
     Ok(id)
 }

@@ -67,7 +67,8 @@ pub struct Identity {
     /// Created with `horst admin token create --house`: the sessions it hosts are RCADIA's
     /// own tables (`host: "house"` in `/available`).
     pub house: bool,
-    /// The default `asName`.
+    /// The default `asName`: a token's `--name`, a person's display name (never their
+    /// account name, which signs in).
     pub name: Option<String>,
     /// Requests per minute this token may make on the RCADIA routes, when the operator set a
     /// limit (`horst admin token limit`); `None`: no burst limit (agents and hosts long-poll
@@ -210,6 +211,15 @@ pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 2] {
 /// `n` random bytes from the OS for secrets; an RNG failure is an error (never weak secrets).
 fn random_bytes(n: usize) -> Result<Vec<u8>, IdentityError> {
     horst_store::random::secret_bytes(n).map_err(IdentityError::Internal)
+}
+
+/// A person's default seat name: the display name they chose (`account:<name>`'s
+/// `displayName`), else none. Never the account name.
+fn display_seat_name(display: Option<&str>) -> Option<String> {
+    display
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(str::to_owned)
 }
 
 /// A stored `burstPerMinute`: a positive number, else no limit.
@@ -802,15 +812,21 @@ impl Auth {
         }
         let identity = match claims {
             Some(claims) => {
-                // The generation and the revocation in one read.
-                let (gen, revoked): (Option<u64>, Option<String>) = redis::cmd("MGET")
-                    .arg(self.store.key(&format!("auth:usergen:{}", claims.sub)))
-                    .arg(
-                        self.store
-                            .key(&format!("auth:jwtrevoked:{}", claims.revocation_id(bearer))),
-                    )
-                    .query_async(&mut self.store.conn())
-                    .await?;
+                // The generation, the revocation and the name the person chose to be shown
+                // by, in one round trip.
+                let ((gen, revoked), display): ((Option<u64>, Option<String>), Option<String>) =
+                    redis::pipe()
+                        .cmd("MGET")
+                        .arg(self.store.key(&format!("auth:usergen:{}", claims.sub)))
+                        .arg(
+                            self.store
+                                .key(&format!("auth:jwtrevoked:{}", claims.revocation_id(bearer))),
+                        )
+                        .cmd("HGET")
+                        .arg(self.store.key(&format!("account:{}", claims.sub)))
+                        .arg("displayName")
+                        .query_async(&mut self.store.conn())
+                        .await?;
                 // Signed out, of an earlier version (no generation), or of credentials that
                 // changed.
                 if revoked.is_some() || claims.gen != Some(gen.unwrap_or(0)) {
@@ -818,12 +834,16 @@ impl Auth {
                 }
                 Identity {
                     key: format!("user:{}", claims.sub),
-                    id: claims.sub.clone(),
+                    id: claims.sub,
                     is_user: true,
                     play: true,
                     host: true,
                     house: false,
-                    name: Some(claims.sub),
+                    // A seat's default name is the display name the person chose, if any,
+                    // never the account name (it signs in, and the person did not choose to
+                    // show it): without one the seat is nameless, which every page shows as
+                    // "seat N" and every game as the player id.
+                    name: display_seat_name(display.as_deref()),
                     burst_per_minute: None,
                 }
             }

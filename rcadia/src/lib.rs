@@ -51,6 +51,7 @@ pub mod seek;
 mod stalls;
 pub mod state_patch;
 pub mod store;
+pub mod tables;
 pub mod wait;
 
 pub use metrics::SessionMetrics;
@@ -182,6 +183,8 @@ pub(crate) struct Inner {
     /// Long-polls end early when this turns true (graceful shutdown).
     pub shutdown: tokio::sync::watch::Receiver<bool>,
     pub metrics: SessionMetrics,
+    /// Counts a person's `autoRematch` rounds against [`tables::PERSON`] (`tables.rs`).
+    pub tables: horst_limits::BurstLimits,
 }
 
 impl Rcadia {
@@ -217,6 +220,7 @@ impl Rcadia {
         Ok(Rcadia {
             inner: Arc::new(Inner {
                 delayed: DelayedSet::new(store.clone()),
+                tables: horst_limits::BurstLimits::new(store.clone()),
                 store,
                 notifier,
                 settings,

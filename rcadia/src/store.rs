@@ -858,6 +858,8 @@ impl Rcadia {
             // wake-up has not arrived yet would be missed (a deadline armed by that write
             // would be popped and dropped as unknown; a turn taken there refused here).
             let decisive = matches!(main, Ok(Some(Event::TimerFired { .. })));
+            // A rematch the host asked for: the API counted it (`/rematch`).
+            let asked_rematch = matches!(main, Ok(Some(Event::Rematch)));
             let mut result = Ok(());
             let mut reply = Reply::None;
             match main {
@@ -881,6 +883,17 @@ impl Rcadia {
             // nextSessionId (section 6). If that fails, the effect runs after the write as
             // before (and readers wait for the link: `Session::awaiting_rematch`).
             let mut linked_next: Option<Session> = None;
+            // An `autoRematch` round of a person's table counts against the person's tables
+            // an hour (`tables.rs`); past it the series ends here, as when a player left.
+            if let Some(s) = cur
+                .as_ref()
+                .filter(|s| s.next_session_id().is_none())
+                .filter(|_| !asked_rematch && acc.effects.contains(&Effect::CreateRematch))
+            {
+                if !self.auto_round_allowed(s).await {
+                    acc.effects.retain(|e| *e != Effect::CreateRematch);
+                }
+            }
             if let Some(s) = cur
                 .as_mut()
                 .filter(|s| s.next_session_id().is_none())
@@ -1025,6 +1038,39 @@ impl Rcadia {
                     Some(existing) => Ok(existing.to_string()),
                     None => Err(e),
                 }
+            }
+        }
+    }
+
+    /// Whether the `autoRematch` round `finished` is about to open may open: always for an
+    /// agent token's table, else when the person who hosts it is within
+    /// [`crate::tables::PERSON`]. A store that cannot count lets it open (the round's own
+    /// writes need the store anyway).
+    async fn auto_round_allowed(&self, finished: &Session) -> bool {
+        let Some(person) = crate::tables::person_of(&finished.host().identity) else {
+            return true;
+        };
+        if !finished.auto_rematch_due() {
+            return true;
+        }
+        match self
+            .inner
+            .tables
+            .check(&crate::tables::PERSON, person)
+            .await
+        {
+            Ok(()) => true,
+            Err(horst_limits::BurstError::Limited(l)) => {
+                tracing::info!(
+                    session = %finished.session_id(),
+                    retry_after_seconds = l.retry_after_seconds(),
+                    "no autoRematch round: its host opened as many tables as an hour allows"
+                );
+                false
+            }
+            Err(horst_limits::BurstError::Store(e)) => {
+                tracing::warn!(error = %e, "cannot count an autoRematch round; it opens");
+                true
             }
         }
     }

@@ -55,6 +55,7 @@ mod newcomer_docs;
 mod ops_manifests;
 mod page_tour;
 mod partition;
+mod person_tables;
 pub mod phone_pages;
 pub mod play_cli;
 mod queue_cost;

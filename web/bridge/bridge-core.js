@@ -489,6 +489,23 @@ export function retryDelayMs(attempt, err) {
   return Math.min(RETRY_WAIT_MAX_MS, Math.max(asked, backoffMs(attempt)));
 }
 
+/**
+ * Words for a create the server refused with 429 (a person's or a network's table bound, a
+ * burst limit): the server's reason as it gave it, and when a table may be opened again,
+ * from its Retry-After. Shown as text.
+ * @param {ApiError} err @param {number} nowMs
+ */
+export function createRefusedText(err, nowMs) {
+  const reason = String(err && err.message ? err.message : "too many requests").replace(/[.\s]+$/, "");
+  const ms = err && Number.isFinite(err.retryAfterMs) ? err.retryAfterMs : undefined;
+  const said = `The server opens no new table now: ${reason}.`;
+  if (ms === undefined) return said;
+  if (ms < 60_000) return `${said} It may open one again in ${Math.max(1, Math.ceil(ms / 1000))} s.`;
+  const at = new Date(nowMs + ms);
+  const two = (n) => String(n).padStart(2, "0");
+  return `${said} You can open one again in ${Math.ceil(ms / 60_000)} min, at ${two(at.getHours())}:${two(at.getMinutes())}.`;
+}
+
 /** True when the error means the session no longer exists on the backend. */
 export function isSessionLost(err) {
   return err instanceof ApiError && (err.status === 404 || err.status === 410);

@@ -7,6 +7,7 @@ import {
   ApiError, OpsOutbox, SeqTracker, LONG_POLL_WAIT_S,
   classifyGameMessage, messageForEntry, isLegacyConfig, hostLeftOp, autoRematchDue,
   retryDelayMs, isSessionLost, isAuthError, isRetryable, playerIds,
+  createRefusedText, RETRY_WAIT_MAX_MS,
 } from "./bridge-core.js";
 
 /**
@@ -214,10 +215,17 @@ export class HostSession {
         break;
       } catch (err) {
         if (isAuthError(err)) { this._creating = false; this._setView({ status: "idle", error: err.message }); this._onAuthError(err); return; }
-        this._setView({ error: `creating the session failed: ${err.message}` });
+        // A 429 says why (a person's tables an hour, a network's) and until when: the page
+        // shows both. It said only "creating the session failed" with the server's words,
+        // and asked again every minute while the bound held, each ask one more refusal.
+        const refused = err instanceof ApiError && err.status === 429;
+        this._setView({ error: refused ? createRefusedText(err, this._now()) : `creating the session failed: ${err.message}` });
+        // A refusal that holds longer than one retry's wait is not asked again: New table
+        // asks when the person wants to.
+        const holds = refused && Number.isFinite(err.retryAfterMs) && err.retryAfterMs > RETRY_WAIT_MAX_MS;
         // "failed", not "idle": the page offers New table for it (an idle tab had no way to
         // try again but a reload).
-        if (!isRetryable(err) || attempt === CREATE_ATTEMPTS) { this._creating = false; this._setView({ status: "failed" }); return; }
+        if (!isRetryable(err) || holds || attempt === CREATE_ATTEMPTS) { this._creating = false; this._setView({ status: "failed" }); return; }
         await this._sleep(retryDelayMs(attempt, err));
       }
     }
@@ -414,10 +422,14 @@ export class HostSession {
         // /rematch is idempotent (it answers the existing next session): a refusal that
         // may pass is asked again while this session is the table's, or the game's
         // rematch was lost and the series ended quietly.
-        const again = isRetryable(err) && !isAuthError(err) && !this._stopped
+        // A 429 that holds longer than one retry's wait (the person's tables an hour: a
+        // rematch opens a table) is said with its reason and time, not asked again.
+        const refused = err instanceof ApiError && err.status === 429;
+        const holds = refused && Number.isFinite(err.retryAfterMs) && err.retryAfterMs > RETRY_WAIT_MAX_MS;
+        const again = isRetryable(err) && !isAuthError(err) && !this._stopped && !holds
           && sid === this.view.sessionId && this._now() - started < OPS_RETRY_FOR_MS;
         if (!again) {
-          this._setView({ error: `rematch failed: ${err.message}` });
+          this._setView({ error: refused ? createRefusedText(err, this._now()) : `rematch failed: ${err.message}` });
           return;
         }
         await this._sleep(retryDelayMs(attempt, err));

@@ -221,14 +221,19 @@ test("game over then AGENT_REMATCH: /rematch only after the end op, then the new
   assert.equal(host.view.sessionId, "ses_2");
 });
 
-test("a /rematch that finds the backend unavailable is asked again (it is idempotent)", async () => {
+/** A game over on ses_1 and the game's AGENT_REMATCH, the end op through: /rematch is next. */
+async function rematchAsked() {
   const ctx = setup();
-  const { api, host } = ctx;
   const poll1 = await started(ctx, "ses_1");
-  host.handleGameMessage({ type: "AGENT_GAME_OVER", data: { result: { winner: "p_1", reason: "checkmate" } } });
-  host.handleGameMessage({ type: "AGENT_REMATCH", data: {} });
-  (await api.next("ops")).resolve({ ok: true, status: "finished", nextSessionId: null });
+  ctx.host.handleGameMessage({ type: "AGENT_GAME_OVER", data: { result: { winner: "p_1", reason: "checkmate" } } });
+  ctx.host.handleGameMessage({ type: "AGENT_REMATCH", data: {} });
+  (await ctx.api.next("ops")).resolve({ ok: true, status: "finished", nextSessionId: null });
   poll1.resolve({ status: "finished", round: 1, nextSessionId: null, result: { winner: "p_1" }, actions: [] });
+  return ctx;
+}
+
+test("a /rematch that finds the backend unavailable is asked again (it is idempotent)", async () => {
+  const { api, host } = await rematchAsked();
   (await api.next("rematch")).reject(new ApiError(0, "network down"));
   const again = await api.next("rematch");
   assert.deepEqual(again.args, ["ses_1"]);
@@ -241,6 +246,14 @@ test("a /rematch that finds the backend unavailable is asked again (it is idempo
   }
   assert.deepEqual(next.args, ["ses_2", 0, 0]);
   assert.equal(host.view.sessionId, "ses_2");
+});
+
+test("a /rematch refused by the table bound (429) says why and when, and is not asked again", async () => {
+  const { api, host } = await rematchAsked();
+  (await api.next("rematch")).reject(new ApiError(429, "you opened 60 tables within an hour, as many as are allowed; wait 600 s", "burst", 600_000));
+  await settle();
+  assert.equal(api.waiting("rematch").length, 0);
+  assert.match(host.view.error, /no new table now: you opened 60 tables .* again in 10 min, at \d\d:\d\d\./);
 });
 
 test("nextSessionId from a finished poll is followed: session_end delivered, then the new session started", async () => {
@@ -396,6 +409,30 @@ test("a create refused for good is offered again too", async () => {
   await settle();
   assert.equal(host.view.status, "failed");
   assert.equal(newTableOffered(host.view), true);
+});
+
+test("a create refused by the table bound (429) says why and when, as text, and waits for New table", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG });
+  const reason = "you opened 60 tables within an hour, as many as are allowed; wait 3412 s, or play at an open table (GET /api/v1/agent/sessions/available)";
+  (await api.next("createSession")).reject(new ApiError(429, reason, "burst", 3_412_000));
+  await settle();
+  // Asking again every minute for an hour only adds refusals: the page stops and says so.
+  assert.equal(api.waiting("createSession").length, 0, "no retry before the server's time");
+  assert.equal(host.view.status, "failed");
+  assert.ok(host.view.error.includes(reason), host.view.error);
+  assert.match(host.view.error, /no new table now/);
+  assert.match(host.view.error, /again in 57 min, at \d\d:\d\d/);
+  assert.equal(newTableOffered(host.view), true);
+  // A short wait is waited out, and said too.
+  host.newTable();
+  (await api.next("createSession")).reject(new ApiError(429, "too many requests; retry after 20 s", "burst", 20_000));
+  const again = await api.next("createSession");
+  assert.match(host.view.error, /retry after 20 s.*again in 20 s/);
+  again.resolve({ sessionId: "ses_1", round: 1, players: [] });
+  await api.next("pendingActions");
+  assert.equal(host.view.error, null);
 });
 
 test("an auth error on create is reported and nothing else happens", async () => {

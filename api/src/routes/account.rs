@@ -227,11 +227,10 @@ pub(crate) async fn limit_sign_up(
         Ok(()) => Ok(()),
         Err(BurstError::Limited(l)) => {
             let s = l.retry_after_seconds();
-            Err(ApiError::new(
-                ApiCode::Burst,
+            Err(ApiError::burst(
+                s,
                 format!("too many sign-up attempts from your address; wait {s} s and try again"),
-            )
-            .retry_after(s))
+            ))
         }
         Err(BurstError::Store(e)) => {
             tracing::warn!(error = %e, "cannot count a sign-up attempt");
@@ -273,7 +272,10 @@ pub(crate) async fn wait_for_sign_in_within(
             "too many failed sign-ins for this name from addresses it never signed in from"
         }
     };
-    Err(ApiError::new(ApiCode::Burst, format!("{why}; wait {s} s and try again")).retry_after(s))
+    Err(ApiError::burst(
+        s,
+        format!("{why}; wait {s} s and try again"),
+    ))
 }
 
 /// Records a checked credential: the sign-in limits count a failure (never a success) and
@@ -586,26 +588,17 @@ pub(crate) async fn check_password(
 /// Counts a right password of `name`; 429 with `Retry-After` past the hour's bound (the
 /// sign-in opens nothing and is not recorded).
 async fn limit_sign_ins(state: &AppState, name: &str) -> Result<(), ApiError> {
-    use horst_limits::{BurstError, Limit};
+    use horst_limits::Limit;
     let max = state.config.gateway.sign_ins_per_account_per_hour;
     let per_hour = Limit {
         name: "sign_in_account",
         max,
         window: std::time::Duration::from_secs(3600),
     };
-    match state.agents.burst.check(&per_hour, name).await {
-        Ok(()) => Ok(()),
-        Err(BurstError::Limited(l)) => {
-            let s = l.retry_after_seconds();
-            tracing::warn!(account = %name, "sign-ins of this account limited");
-            Err(ApiError::new(
-                ApiCode::Burst,
-                format!("this account signed in {max} times within an hour; wait {s} s and sign in again (a signed-in page or JWT needs no new sign-in)"),
-            )
-            .retry_after(s))
-        }
-        Err(BurstError::Store(e)) => Err(ApiError::from(e)),
-    }
+    ApiError::limited(state.agents.burst.check(&per_hour, name).await, |s| {
+        tracing::warn!(account = %name, "sign-ins of this account limited");
+        format!("this account signed in {max} times within an hour; wait {s} s and sign in again (a signed-in page or JWT needs no new sign-in)")
+    })
 }
 
 async fn sign_in(
@@ -843,7 +836,7 @@ async fn make_key(
     body: NewKey,
     renewed: &mut Option<web_sessions::NewSession>,
 ) -> Result<Response, ApiError> {
-    use horst_limits::{BurstError, Limit};
+    use horst_limits::Limit;
     if !me.session.recently_authenticated() {
         let Some(password) = body.password.as_deref() else {
             return Err(ApiError::new(
@@ -869,18 +862,12 @@ async fn make_key(
         max: KEYS_PER_DAY,
         window: std::time::Duration::from_secs(24 * 3600),
     };
-    match state.agents.burst.check(&per_day, &me.person.name).await {
-        Ok(()) => {}
-        Err(BurstError::Limited(l)) => {
-            let s = l.retry_after_seconds();
-            return Err(ApiError::new(
-                ApiCode::Burst,
-                format!("an account may make {KEYS_PER_DAY} agent keys on this page in 24 hours; wait {s} s, or ask the operator for one"),
-            )
-            .retry_after(s));
-        }
-        Err(BurstError::Store(e)) => return Err(ApiError::from(e)),
-    }
+    ApiError::limited(
+        state.agents.burst.check(&per_day, &me.person.name).await,
+        |s| {
+            format!("an account may make {KEYS_PER_DAY} agent keys on this page in 24 hours; wait {s} s, or ask the operator for one")
+        },
+    )?;
     let created =
         horst_identity::accounts::create_key(&state.store, &me.person.name, body.label.as_deref())
             .await?;

@@ -55,23 +55,14 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
     }
     let ip = client_ip(&state, peer, &headers);
     let per_address = &state.agents.limits.per_address;
-    match state
+    let counted = state
         .agents
         .burst
         .check(per_address, &horst_identity::sign_in_limits::client_of(ip))
-        .await
+        .await;
+    if let Err(e) = ApiError::limited(counted, |s| format!("too many requests; retry after {s} s"))
     {
-        Ok(()) => {}
-        Err(horst_limits::BurstError::Limited(limited)) => {
-            let s = limited.retry_after_seconds();
-            return ApiError::new(
-                ApiCode::Burst,
-                format!("too many requests; retry after {s} s"),
-            )
-            .retry_after(s)
-            .into_response();
-        }
-        Err(horst_limits::BurstError::Store(e)) => return ApiError::from(e).into_response(),
+        return e.into_response();
     }
     if let Some(coding) = compressed(&headers) {
         return ApiError::new(ApiCode::ContentType, compressed_message(&coding))

@@ -91,8 +91,8 @@ fn snapshot(s: &Session, player_id: &str) -> Option<AgentSnapshot> {
 }
 
 /// The name a seat is taken under (join and seek): the `asName` given, unless it is blank once
-/// cleaned as the table cleans it, which is no name given: then the caller's default name,
-/// not a nameless seat.
+/// cleaned as the table cleans it, which is no name given: then the caller's default name
+/// (a token's `--name`; a person's display name, never the account name: none without one).
 pub(super) fn seat_name(given: Option<&str>, who: &Identity) -> Option<String> {
     match given {
         Some(n) if !horst_text::clean_line(n).is_empty() => Some(n.to_owned()),

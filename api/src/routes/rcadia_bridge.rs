@@ -26,19 +26,6 @@ const BASE: &str = "/api/v1/agent/bridge/sessions";
 /// (`horst_sessions::ops::MAX_STATE_BYTES` and the others). A larger body is `413 too_large`.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
-/// Tables a person (a session JWT as the host) opens in any hour: `POST /sessions` and
-/// `/rematch` calls together. Anyone with an account gets a JWT, and every table is a session
-/// record kept a day after it ends (its replay, once played, up to `replay::MAX_BYTES` for
-/// `sessions.replay_retention_hours`), listed in `/available` and `/tables/` while it is open;
-/// without a bound one JWT opened tables as fast as it could send the requests. A person
-/// hosting games in the bridge opens one a game.
-pub const TABLES_PER_PERSON_PER_HOUR: u32 = 60;
-
-/// Tables all people of one network (`horst_identity::accounts::network_of`: an IPv4 /24, an
-/// IPv6 /64) open in any hour together: three people's worth, as sign-up makes three
-/// accounts a network a day (accounts of earlier days would add up without it).
-pub const TABLES_PER_NETWORK_PER_HOUR: u32 = 180;
-
 pub fn router() -> Router<AppState> {
     Router::new()
         .route(BASE, post(create))
@@ -182,8 +169,9 @@ async fn create(
     Ok((StatusCode::CREATED, Json(s.created_response())).into_response())
 }
 
-/// Counts a table a person opens against [`TABLES_PER_PERSON_PER_HOUR`], then against their
-/// network's [`TABLES_PER_NETWORK_PER_HOUR`] (in that order: a person past their own bound
+/// Counts a table a person opens against `horst_rcadia::tables::PERSON` (60 an hour, which
+/// their `autoRematch` rounds count against too), then against their network's
+/// `tables::NETWORK` (180; in that order: a person past their own bound
 /// spends nothing of the network's); 429 `burst` with `Retry-After` past either. Agent
 /// tokens are the operator's to bound (`horst admin token limit`): the house opens tables
 /// all day.
@@ -192,48 +180,26 @@ async fn limit_tables(
     who: &Identity,
     address: std::net::IpAddr,
 ) -> Result<(), ApiError> {
-    use horst_limits::{BurstError, Limit};
+    use horst_rcadia::tables;
     if !who.is_user {
         return Ok(());
     }
-    let hour = std::time::Duration::from_secs(3600);
     let network = horst_identity::accounts::network_of(address);
     let bounds = [
+        (tables::PERSON, who.id.as_str(), "you opened"),
         (
-            Limit {
-                name: "tables_person",
-                max: TABLES_PER_PERSON_PER_HOUR,
-                window: hour,
-            },
-            who.id.as_str(),
-            "you opened",
-        ),
-        (
-            Limit {
-                name: "tables_network",
-                max: TABLES_PER_NETWORK_PER_HOUR,
-                window: hour,
-            },
+            tables::NETWORK,
             network.as_str(),
             "people of your network opened",
         ),
     ];
     for (limit, subject, who_opened) in bounds {
-        match state.agents.burst.check(&limit, subject).await {
-            Ok(()) => {}
-            Err(BurstError::Limited(l)) => {
-                let s = l.retry_after_seconds();
-                return Err(ApiError::new(
-                    ApiCode::Burst,
-                    format!(
-                        "{who_opened} {} tables within an hour, as many as are allowed; wait {s} s, or play at an open table (GET /api/v1/agent/sessions/available)",
-                        limit.max
-                    ),
-                )
-                .retry_after(s));
-            }
-            Err(BurstError::Store(e)) => return Err(ApiError::from(e)),
-        }
+        ApiError::limited(state.agents.burst.check(&limit, subject).await, |s| {
+            format!(
+                "{who_opened} {} tables within an hour, as many as are allowed; wait {s} s, or play at an open table (GET /api/v1/agent/sessions/available)",
+                limit.max
+            )
+        })?;
     }
     Ok(())
 }

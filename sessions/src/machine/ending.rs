@@ -64,7 +64,7 @@ impl Session {
     /// `autoRematch` opens the next round when a played game ends for any reason except a
     /// disconnected or departing host (`host_left`) or the operator ending it, unless a player left or fewer than
     /// `minPlayers` remain. A table closed before it ever started is not "a game".
-    pub(crate) fn auto_rematch_due(&self) -> bool {
+    pub fn auto_rematch_due(&self) -> bool {
         self.rules.auto_rematch
             && !self.rules.legacy
             && self.started_at_ms.is_some()
