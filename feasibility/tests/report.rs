@@ -320,3 +320,48 @@ fn no_move_wins_after_the_replay_limit() {
     assert_eq!(w.late, 0, "{r:#?}");
     assert!(r.verdict >= Verdict::Fair, "{r:#?}");
 }
+
+/// Re-aiming (each later input pressed where the bird is, not on its tick) frees no input that
+/// has one tick: the walk through the two streams of rocks starts on one exact tick, and a
+/// shot fired on the way (an input after it, before the rocks) cannot make up for a start a
+/// tick off, wherever it comes: the referee alone, over every start and every tick of the
+/// shot, wins only with the start on tick 33. The report stays `frame_perfect` there.
+#[test]
+fn re_aiming_keeps_a_real_one_tick_window_exact() {
+    let map = rocks(2);
+    let replay = |wait: u16, before_shot: u16| Replay {
+        seed: 1,
+        actions: vec![
+            Step {
+                action: 4,
+                ticks: wait,
+            },
+            Step {
+                action: 16,
+                ticks: before_shot,
+            },
+            // Slow right and a pebble: the walk goes on as it was.
+            Step {
+                action: 18,
+                ticks: 1,
+            },
+            Step {
+                action: 16,
+                ticks: 300,
+            },
+        ],
+    };
+    for wait in 20..50 {
+        for before_shot in 1..60 {
+            assert_eq!(
+                referee(&map, &replay(wait, before_shot)).won,
+                wait == 32,
+                "wait {wait}, shot after {before_shot}: the map is what the test says"
+            );
+        }
+    }
+    let r = assess(&map, &replay(32, 20)).expect("wins");
+    assert_eq!(r.verdict, Verdict::FramePerfect, "{r:#?}");
+    assert_eq!(r.exact_input_ticks.first(), Some(&33), "{r:#?}");
+    assert!(r.complete, "{r:#?}");
+}
