@@ -365,3 +365,51 @@ fn re_aiming_keeps_a_real_one_tick_window_exact() {
     assert_eq!(r.exact_input_ticks.first(), Some(&33), "{r:#?}");
     assert!(r.complete, "{r:#?}");
 }
+
+/// Re-aiming frees an input only by leaning on a later one, and that one is judged too: a
+/// walk to a stop, then the walk through the two streams of rocks. Where the first walk starts
+/// does not matter (the stop is made where the replay's bird stopped, and the walk through
+/// starts when the rocks allow), so that input gets room; the start through the streams has one
+/// tick (the referee alone, every start of it tried), and the report stays `frame_perfect` on
+/// it alone. Before the re-aiming the first walk's start read exact too (windows 1, 2, 1; now
+/// 3, 2, 1): a walk started a tick off, with the stop on its tick, stopped elsewhere.
+#[test]
+fn re_aiming_leans_on_later_inputs_that_are_judged_too() {
+    let map = rocks(2);
+    let replay = |walk: u16, stand: u16| Replay {
+        seed: 1,
+        actions: vec![
+            Step {
+                action: 4,
+                ticks: 10,
+            },
+            Step {
+                action: 16,
+                ticks: walk,
+            },
+            Step {
+                action: 4,
+                ticks: stand,
+            },
+            Step {
+                action: 16,
+                ticks: 300,
+            },
+        ],
+    };
+    // The first walk and stand, in that order, that win.
+    let (walk, stand) = (1..40)
+        .flat_map(|w| (1..90).map(move |s| (w, s)))
+        .find(|&(w, s)| referee(&map, &replay(w, s)).won)
+        .expect("some walk and stand win");
+    assert!(
+        !referee(&map, &replay(walk, stand + 1)).won,
+        "the map is what the test says: ({walk}, {stand})"
+    );
+    let r = assess(&map, &replay(walk, stand)).expect("wins");
+    assert_eq!(r.verdict, Verdict::FramePerfect, "{r:#?}");
+    let through = 10 + walk as u32 + stand as u32 + 1;
+    assert_eq!(r.exact_input_ticks, [through], "{r:#?}");
+    let (_, windows) = horst_feasibility::assess_windows(&map, &replay(walk, stand)).unwrap();
+    assert!(windows[0] > 1, "the first walk has room: {windows:?}");
+}
