@@ -320,3 +320,96 @@ fn no_move_wins_after_the_replay_limit() {
     assert_eq!(w.late, 0, "{r:#?}");
     assert!(r.verdict >= Verdict::Fair, "{r:#?}");
 }
+
+/// Re-aiming (each later input pressed where the bird is, not on its tick) frees no input that
+/// has one tick: the walk through the two streams of rocks starts on one exact tick, and a
+/// shot fired on the way (an input after it, before the rocks) cannot make up for a start a
+/// tick off, wherever it comes: the referee alone, over every start and every tick of the
+/// shot, wins only with the start on tick 33. The report stays `frame_perfect` there.
+#[test]
+fn re_aiming_keeps_a_real_one_tick_window_exact() {
+    let map = rocks(2);
+    let replay = |wait: u16, before_shot: u16| Replay {
+        seed: 1,
+        actions: vec![
+            Step {
+                action: 4,
+                ticks: wait,
+            },
+            Step {
+                action: 16,
+                ticks: before_shot,
+            },
+            // Slow right and a pebble: the walk goes on as it was.
+            Step {
+                action: 18,
+                ticks: 1,
+            },
+            Step {
+                action: 16,
+                ticks: 300,
+            },
+        ],
+    };
+    for wait in 20..50 {
+        for before_shot in 1..60 {
+            assert_eq!(
+                referee(&map, &replay(wait, before_shot)).won,
+                wait == 32,
+                "wait {wait}, shot after {before_shot}: the map is what the test says"
+            );
+        }
+    }
+    let r = assess(&map, &replay(32, 20)).expect("wins");
+    assert_eq!(r.verdict, Verdict::FramePerfect, "{r:#?}");
+    assert_eq!(r.exact_input_ticks.first(), Some(&33), "{r:#?}");
+    assert!(r.complete, "{r:#?}");
+}
+
+/// Re-aiming frees an input only by leaning on a later one, and that one is judged too: a
+/// walk to a stop, then the walk through the two streams of rocks. Where the first walk starts
+/// does not matter (the stop is made where the replay's bird stopped, and the walk through
+/// starts when the rocks allow), so that input gets room; the start through the streams has one
+/// tick (the referee alone, every start of it tried), and the report stays `frame_perfect` on
+/// it alone. Before the re-aiming the first walk's start read exact too (windows 1, 2, 1; now
+/// 3, 2, 1): a walk started a tick off, with the stop on its tick, stopped elsewhere.
+#[test]
+fn re_aiming_leans_on_later_inputs_that_are_judged_too() {
+    let map = rocks(2);
+    let replay = |walk: u16, stand: u16| Replay {
+        seed: 1,
+        actions: vec![
+            Step {
+                action: 4,
+                ticks: 10,
+            },
+            Step {
+                action: 16,
+                ticks: walk,
+            },
+            Step {
+                action: 4,
+                ticks: stand,
+            },
+            Step {
+                action: 16,
+                ticks: 300,
+            },
+        ],
+    };
+    // The first walk and stand, in that order, that win.
+    let (walk, stand) = (1..40)
+        .flat_map(|w| (1..90).map(move |s| (w, s)))
+        .find(|&(w, s)| referee(&map, &replay(w, s)).won)
+        .expect("some walk and stand win");
+    assert!(
+        !referee(&map, &replay(walk, stand + 1)).won,
+        "the map is what the test says: ({walk}, {stand})"
+    );
+    let r = assess(&map, &replay(walk, stand)).expect("wins");
+    assert_eq!(r.verdict, Verdict::FramePerfect, "{r:#?}");
+    let through = 10 + walk as u32 + stand as u32 + 1;
+    assert_eq!(r.exact_input_ticks, [through], "{r:#?}");
+    let (_, windows) = horst_feasibility::assess_windows(&map, &replay(walk, stand)).unwrap();
+    assert!(windows[0] > 1, "the first walk has room: {windows:?}");
+}
