@@ -62,7 +62,7 @@ const STEP_IN_THE_BAR: &str = r#"(() => {
   return [...document.querySelectorAll('#r-controls *')].filter(on).map(e => e.textContent.trim()).filter(Boolean).join(' | ');
 })()"#;
 
-/// On a phone, where a table's rows are cards (admin.css): the rows' headings that do not
+/// Where a table's rows are cards (admin.css, up to 900 px): the rows' headings that do not
 /// take their card's width (a job's id stood indented over a rule a third of the card wide).
 const ROW_HEADINGS_ASIDE: &str = r#"[...document.querySelectorAll('.table-wrap th[scope=row]')].filter(th => {
   if (!th.checkVisibility()) return false;
@@ -71,14 +71,23 @@ const ROW_HEADINGS_ASIDE: &str = r#"[...document.querySelectorAll('.table-wrap t
   return Math.abs(h.width - inner) > 2;
 }).map(th => `${th.textContent.trim().slice(0, 30)} ${Math.round(th.getBoundingClientRect().width)} px`)"#;
 
-/// On a phone (rows as cards), every row heading as wide as its card.
-async fn row_headings_across(
+/// No table scrolls sideways; up to 900 px wide (rows as cards), every row heading as wide as
+/// its card (at 768x1024 the job list scrolled in its box, "Cancel job" over its State).
+async fn tables_fit(
     tab: &Tab,
     name: &str,
     (w, h, _): (u32, u32, bool),
     problems: &mut Vec<String>,
 ) {
-    if w > 640 {
+    let sideways = tab
+        .eval("[...document.querySelectorAll('.table-wrap')].filter(t => t.checkVisibility() && t.scrollWidth > t.clientWidth + 1).map(t => `${t.clientWidth} px showing ${t.scrollWidth}`)")
+        .await;
+    if sideways != json!([]) {
+        problems.push(format!(
+            "{name} at {w}x{h}: a table scrolls sideways: {sideways}"
+        ));
+    }
+    if w > 900 {
         return;
     }
     let aside = tab.eval(ROW_HEADINGS_ASIDE).await;
@@ -463,7 +472,7 @@ async fn every_page_people_use_at_four_sizes() {
         )
         .await;
         look(&tab, "admin-overview", size, p).await;
-        row_headings_across(&tab, "admin-overview", size, p).await;
+        tables_fit(&tab, "admin-overview", size, p).await;
         tab.eval("location.hash = '#jobs'").await;
         tab.wait_for(
             &format!("document.body.dataset.section === 'jobs' && document.getElementById('view').textContent.includes('{job}')"),
@@ -472,6 +481,7 @@ async fn every_page_people_use_at_four_sizes() {
         )
         .await;
         look(&tab, "admin-jobs", size, p).await;
+        tables_fit(&tab, "admin-jobs", size, p).await;
         // On a laptop the filters and their "Show" are one line (it stood alone under them).
         if w >= 1280 {
             let show = tab
@@ -492,7 +502,7 @@ async fn every_page_people_use_at_four_sizes() {
         )
         .await;
         look(&tab, "admin-job", size, p).await;
-        row_headings_across(&tab, "admin-job", size, p).await;
+        tables_fit(&tab, "admin-job", size, p).await;
         // The id stands in the Job id field and in its row; the line above the row said it
         // again ("Job job_….").
         let said = tab
