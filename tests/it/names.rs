@@ -404,6 +404,32 @@ const INSPECT: &str = r#"new Promise(r => requestAnimationFrame(() => requestAni
     const edge = h.getBoundingClientRect().right - parseFloat(s.paddingRight) - parseFloat(s.borderRightWidth);
     if (edge - right > 2) problems.push(`a right-to-left title starts ${Math.round(edge - right)} px left of its heading's right edge: ${what(h)}`);
   }
+  // A board post's lines start where they read from: a right-to-left line at its post's
+  // right edge, as a title does, and a left-to-right line under it at the left edge (the
+  // post's one 40em box stood at the left, the Arabic line ending mid-post; moved to the
+  // right, it took the German lines along to the middle).
+  for (const b of document.querySelectorAll('.post-body > *, .post-body:not(:has(*))')) {
+    if (!b.checkVisibility() || !b.textContent.trim()) continue;
+    const post = b.closest('.post'), s = getComputedStyle(post), box = post.getBoundingClientRect();
+    const range = document.createRange(); range.selectNodeContents(b);
+    const rects = [...range.getClientRects()].filter(x => x.width > 0);
+    const top = Math.min(...rects.map(x => x.top)), first = rects.filter(x => x.top < top + 2);
+    if (getComputedStyle(b).direction === 'rtl') {
+      const gap = box.right - parseFloat(s.paddingRight) - parseFloat(s.borderRightWidth) - Math.max(...first.map(x => x.right));
+      if (gap > 2) problems.push(`a right-to-left line of a post starts ${Math.round(gap)} px left of its post's right edge: ${what(b)}`);
+    } else {
+      const gap = Math.min(...first.map(x => x.left)) - box.left - parseFloat(s.paddingLeft) - parseFloat(s.borderLeftWidth);
+      if (gap > 2) problems.push(`a left-to-right line of a post starts ${Math.round(gap)} px right of its post's left edge: ${what(b)}`);
+    }
+  }
+  // An empty list's words stand under its heading (an agent's "No recent games on record"
+  // stood 2.5rem below "Recent games", as if a table were missing between them).
+  for (const e of document.querySelectorAll(':is(h2, h3) + .empty')) {
+    if (!e.checkVisibility()) continue;
+    const range = document.createRange(); range.selectNodeContents(e);
+    const gap = range.getBoundingClientRect().top - e.previousElementSibling.getBoundingClientRect().bottom;
+    if (gap > 16) problems.push(`an empty list's words stand ${Math.round(gap)} px under their heading: ${what(e)}`);
+  }
   // Figures beside long names stay on one line: a leaderboard's rating, games and thinking
   // time, the table list's round and age.
   for (const e of document.querySelectorAll('#list td:is([data-label=Rating], [data-label=Games], [data-label^=Thinking], [data-label=Round], [data-label=Opened])')) {

@@ -62,6 +62,42 @@ const STEP_IN_THE_BAR: &str = r#"(() => {
   return [...document.querySelectorAll('#r-controls *')].filter(on).map(e => e.textContent.trim()).filter(Boolean).join(' | ');
 })()"#;
 
+/// Where a table's rows are cards (admin.css, up to 900 px): the rows' headings that do not
+/// take their card's width (a job's id stood indented over a rule a third of the card wide).
+const ROW_HEADINGS_ASIDE: &str = r#"[...document.querySelectorAll('.table-wrap th[scope=row]')].filter(th => {
+  if (!th.checkVisibility()) return false;
+  const tr = th.closest('tr'), s = getComputedStyle(tr), r = tr.getBoundingClientRect(), h = th.getBoundingClientRect();
+  const inner = r.width - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight) - parseFloat(s.borderLeftWidth) - parseFloat(s.borderRightWidth);
+  return Math.abs(h.width - inner) > 2;
+}).map(th => `${th.textContent.trim().slice(0, 30)} ${Math.round(th.getBoundingClientRect().width)} px`)"#;
+
+/// No table scrolls sideways; up to 900 px wide (rows as cards), every row heading as wide as
+/// its card (at 768x1024 the job list scrolled in its box, "Cancel job" over its State).
+async fn tables_fit(
+    tab: &Tab,
+    name: &str,
+    (w, h, _): (u32, u32, bool),
+    problems: &mut Vec<String>,
+) {
+    let sideways = tab
+        .eval("[...document.querySelectorAll('.table-wrap')].filter(t => t.checkVisibility() && t.scrollWidth > t.clientWidth + 1).map(t => `${t.clientWidth} px showing ${t.scrollWidth}`)")
+        .await;
+    if sideways != json!([]) {
+        problems.push(format!(
+            "{name} at {w}x{h}: a table scrolls sideways: {sideways}"
+        ));
+    }
+    if w > 900 {
+        return;
+    }
+    let aside = tab.eval(ROW_HEADINGS_ASIDE).await;
+    if aside != json!([]) {
+        problems.push(format!(
+            "{name} at {w}x{h}: row headings narrower than their card: {aside}"
+        ));
+    }
+}
+
 fn text_of(v: &Value) -> &str {
     v["line"].as_str().unwrap_or_default()
 }
@@ -328,6 +364,16 @@ async fn every_page_people_use_at_four_sizes() {
         go(&tab, &app.url(&format!("/level/{labor}?test"))).await;
         tab.wait_for(game_ready, "the level page", LONG).await;
         look(&tab, "level-page", size, p).await;
+        // The details and the legend under them end at the same edge (at 1280 px the details
+        // stopped at 60em, 270 px short of the legend's).
+        let edges = tab
+            .eval("[document.getElementById('level-details'), document.querySelector('#level details.legend')].map(e => e && Math.round(e.getBoundingClientRect().right))")
+            .await;
+        if edges[0] != edges[1] {
+            p.push(format!(
+                "level-page at {w}x{h}: the details and the legend end at {edges} (one edge)"
+            ));
+        }
         go(&tab, &app.url("/level/rev-gibt-es-nicht?test")).await;
         tab.wait_for(
             &format!("{game_ready} && !document.getElementById('message').hidden"),
@@ -352,7 +398,7 @@ async fn every_page_people_use_at_four_sizes() {
         look(&tab, "board", size, p).await;
         // A post's lines stay short enough to read (at 1280 px one ran about 160 characters).
         let line = tab
-            .eval("(() => { const b = document.querySelector('.post-body'); return Math.round(b.getBoundingClientRect().width / parseFloat(getComputedStyle(b).fontSize)); })()")
+            .eval("Math.max(...[...document.querySelectorAll('.post-body > *, .post-body:not(:has(*))')].map(b => Math.round(b.getBoundingClientRect().width / parseFloat(getComputedStyle(b).fontSize))))")
             .await;
         if line.as_i64().is_none_or(|ems| ems > 41) {
             p.push(format!(
@@ -426,6 +472,7 @@ async fn every_page_people_use_at_four_sizes() {
         )
         .await;
         look(&tab, "admin-overview", size, p).await;
+        tables_fit(&tab, "admin-overview", size, p).await;
         tab.eval("location.hash = '#jobs'").await;
         tab.wait_for(
             &format!("document.body.dataset.section === 'jobs' && document.getElementById('view').textContent.includes('{job}')"),
@@ -434,6 +481,18 @@ async fn every_page_people_use_at_four_sizes() {
         )
         .await;
         look(&tab, "admin-jobs", size, p).await;
+        tables_fit(&tab, "admin-jobs", size, p).await;
+        // On a laptop the filters and their "Show" are one line (it stood alone under them).
+        if w >= 1280 {
+            let show = tab
+                .eval("(() => { const f = document.querySelector('form.filters'); return [f.querySelector('button[type=submit]'), f.elements.job].map(e => Math.round(e.getBoundingClientRect().top)); })()")
+                .await;
+            if show[0].as_i64() > show[1].as_i64().map(|t| t + 20) {
+                p.push(format!(
+                    "admin-jobs at {w}x{h}: \"Show\" under the filters (its top, the job id field's: {show})"
+                ));
+            }
+        }
         tab.eval(&format!("location.hash = '#jobs?job={job}'"))
             .await;
         tab.wait_for(
@@ -443,6 +502,19 @@ async fn every_page_people_use_at_four_sizes() {
         )
         .await;
         look(&tab, "admin-job", size, p).await;
+        tables_fit(&tab, "admin-job", size, p).await;
+        // The id stands in the Job id field and in its row; the line above the row said it
+        // again ("Job job_….").
+        let said = tab
+            .eval(&format!(
+                "document.getElementById('view').textContent.split('{job}').length - 1"
+            ))
+            .await;
+        if said != json!(1) {
+            p.push(format!(
+                "admin-job at {w}x{h}: the job id is said {said} times on the page (once, in its row)"
+            ));
+        }
         // Signed out again for the next size.
         tab.browser
             .call(Some(&tab.session), "Network.clearBrowserCookies", json!({}))

@@ -269,7 +269,10 @@ export async function jobs({ quiet = false } = {}) {
     el("button", { type: "button", disabled: pages.length === 1, onclick: () => { pages.pop(); keepPage(); return jobs(); } }, "Previous"),
     el("button", { type: "button", disabled: nextOffset == null, onclick: () => { pages.push(nextOffset); keepPage(); return jobs(); } }, "Next"));
   const everyAccount = !filter.account && (filter.state === "failed" || filter.state === "cancelled");
-  const scope = filter.job ? `Job ${filter.job}.`
+  // One job by its id: the id stands in the field above and in the row, so the line says
+  // what is shown and the way back, not the id a third time ("Job job_….").
+  const scope = filter.job ? ["One job by its id, whatever its account and state. ",
+    el("a", { href: "#jobs", class: "all-jobs" }, "All jobs waiting and running")]
     : filter.account ? `Recent jobs of ${filter.account}.`
     : everyAccount ? `The ${filter.state} jobs of every account, newest end first.`
     : "Jobs waiting and running now (choose failed or cancelled for those of every account, give an account for all its recent ones, or a job's id).";

@@ -20,6 +20,23 @@ function author(name, display) {
   return display ? [el("bdi", null, display), ` (${name})`] : [el("bdi", null, name)];
 }
 
+/** A post's text, a line to a paragraph, each in its own direction (dir="auto"): an Arabic
+ * or Hebrew line starts at the post's right edge, a German one under it at the left, and
+ * each keeps its "<" and ">" the right way round. As one paragraph of 40em, a post that
+ * began in Arabic stood at the left of a wide post (its line ending mid-post), or, moved to
+ * the right, took its German lines along. The line breaks stay in the text between the
+ * paragraphs (its textContent is the post as written). */
+function postBody(text) {
+  const body = el("div", "post-body");
+  String(text).split(/\r?\n/).forEach((line, i) => {
+    if (i > 0) body.append("\n");
+    const p = el("p", "post-line", line);
+    p.dir = "auto";
+    body.append(p);
+  });
+  return body;
+}
+
 /** The thread's button says what a click does next (and `aria-expanded` what is shown). */
 function showPosts(box, button, open) {
   box.hidden = !open;
@@ -56,11 +73,7 @@ async function openThread(t, box, button) {
       who.append(...author(p.author, p.authorDisplayName));
       head.append(who, ` · ${api.date(p.createdAt)}`);
       if (p.authorKind === "operator") head.append(el("span", "badge", "Betreiber"));
-      // The body reads in its own direction (an Arabic or Hebrew post starts on the right,
-      // its full stop on the left), whatever the page's.
-      const body = el("p", "post-body", p.body);
-      body.dir = "auto";
-      li.append(head, body);
+      li.append(head, postBody(p.body));
       list.append(li);
     }
     box.replaceChildren(list);
