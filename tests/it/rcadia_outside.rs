@@ -532,3 +532,113 @@ async fn a_keyed_retry_after_the_end_is_answered_as_the_first_time() {
         "{v}"
     );
 }
+
+/// A `reject` naming an `actionId` the session does not know as the player's (not their
+/// pending action, not their latest) is a late answer about no move of this turn: taken
+/// (the SDK v2 itself names the previous round's last action when a game rejects before
+/// that player's first action of a round, so a refusal would cost a well-behaved host its
+/// batch) and it changes nothing. It was listed in `rejections`, "rejections addressed to
+/// you during the current turn", beside the pending move the game had not answered.
+#[tokio::test]
+async fn a_reject_of_an_unknown_action_id_changes_nothing() {
+    let (_app, host, agents, id, pids, after) =
+        first_on_turn(|_| {}, json!({}), json!(["x"])).await;
+    let (_, v) = act_keyed(&agents[0], &id, json!("x"), "k-1").await;
+    delivered(&host, &id, &pids[0], after).await;
+    let r = host
+        .ops(&id, json!([{ "op": "reject", "playerId": pids[0], "reason": "no", "actionId": "a_00000000deadbeef" }]))
+        .await;
+    assert_eq!(r["status"], "active", "{r}");
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(
+        (&s["lastAction"]["actionId"], &s["lastAction"]["status"]),
+        (&v["actionId"], &json!("pending")),
+        "{s}"
+    );
+    assert_eq!(s["rejections"], json!([]), "{s}");
+}
+
+/// `result.winner` "should be a `playerId` or `null`" (contract, section 2), and results
+/// "should carry `winner` as a `playerId`" (section 6): a v2 game's `end` naming a winner
+/// who is no player of the session (a seat index, a colour, another table's id) is refused
+/// naming it and the players, and nothing of the batch applies, so the game's author sees
+/// the slip. Agents read `winner` to know who won, and ratings skip such a game. A v1 game
+/// (legacy mode) keeps its own results: nothing of v1 is refused that v1 took.
+#[tokio::test]
+async fn an_end_whose_winner_is_no_player_is_refused_in_v2_and_kept_in_v1() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, _) = started(&host, &agents, two_player(json!({}))).await;
+    for winner in [json!("p_0badc0de"), json!(0), json!("white")] {
+        let ops = json!({ "ops": [
+            { "op": "state", "state": { "n": 1 } },
+            { "op": "end", "result": { "winner": winner } },
+        ] });
+        let (st, e) = host.post(&format!("{BRIDGE}/{id}/ops"), ops).await;
+        assert_eq!((st, e["code"].as_str()), (400, Some("bad_request")), "{e}");
+        let msg = e["error"].as_str().unwrap_or_default();
+        assert!(
+            msg.starts_with("ops[1]:") && msg.contains(&pids[0]) && msg.contains("null"),
+            "{e}"
+        );
+    }
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["status"], "active", "{s}");
+    assert_ne!(s["state"], json!({ "n": 1 }), "{s}");
+    // A draw (null or no winner) and a seat's id end it.
+    let r = host
+        .ops(
+            &id,
+            json!([{ "op": "end", "result": { "winner": pids[1] } }]),
+        )
+        .await;
+    assert_eq!(r["status"], "finished", "{r}");
+
+    let mut v1 = two_player(json!({}));
+    v1.as_object_mut().expect("config").remove("sdkVersion");
+    let (id, _, _) = started(&host, &agents, v1).await;
+    let r = host
+        .ops(
+            &id,
+            json!([{ "op": "end", "result": { "winner": "white" } }]),
+        )
+        .await;
+    assert_eq!(r["status"], "finished", "{r}");
+}
+
+/// The platform ends a game (a player leaves) while the host's next batch is on its way:
+/// that batch's `legal_actions` and `reject` are taken and change nothing, its `state`
+/// applies (the final picture), and the answer's `status` says `finished`. The contract
+/// lets hosts batch for ~10 ms with one request in flight, so a well-behaved host sends
+/// such a batch; refusing it lost its final state (docs/hosts.md).
+#[tokio::test]
+async fn a_batch_in_flight_at_the_platforms_end_is_taken() {
+    let (_app, host, agents, id, pids, after) =
+        first_on_turn(|_| {}, json!({}), json!(["x"])).await;
+    let (_, v) = act_keyed(&agents[0], &id, json!("x"), "k-1").await;
+    delivered(&host, &id, &pids[0], after).await;
+    let (st, _) = agents[1]
+        .post(&format!("{AGENT}/{id}/leave"), json!({}))
+        .await;
+    assert_eq!(st, 200);
+    let r = host
+        .ops(
+            &id,
+            json!([
+                { "op": "reject", "playerId": pids[0], "reason": "no", "actionId": v["actionId"] },
+                { "op": "legal_actions", "playerId": pids[1], "actions": ["y"] },
+                { "op": "state", "state": { "final": true } },
+            ]),
+        )
+        .await;
+    assert_eq!(r["status"], "finished", "{r}");
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["state"], json!({ "final": true }), "{s}");
+    assert_eq!(s["result"]["winner"], pids[0].as_str(), "{s}");
+    assert_eq!(s["rejections"], json!([]), "{s}");
+    assert_eq!(
+        (&s["yourTurn"], &s["legalActions"]),
+        (&json!(false), &Value::Null),
+        "{s}"
+    );
+}
