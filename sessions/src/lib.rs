@@ -119,7 +119,11 @@
 //!   A record of the previous release does not keep the strike's time: standing strikes
 //!   count as struck after. Every rejection is listed for the turn (the latest 50), once: a reject
 //!   naming an action already rejected (a resent or repeated answer) or applied is accepted
-//!   and changes nothing. A rejection's
+//!   and changes nothing, and so is one naming an action that is neither the player's pending
+//!   one nor their latest (an older move's late answer, or the previous round's id the SDK
+//!   still holds). After the end, `legal_actions` and `reject` ops are accepted and change
+//!   nothing (a batch in flight when the platform ended the game). A v2 game's `end` whose
+//!   `result.winner` is neither `null` nor a player's id is refused (400). A rejection's
 //!   `reason` is for the rejected player only: `/events` shows other players `reason: null`
 //!   (the status `rejected` stays visible), `/public` shows no rejections at all.
 //! - **Not turn-based.** No `not_your_turn`/`stale_turn` checks and no clock, but still one

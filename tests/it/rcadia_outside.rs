@@ -532,3 +532,310 @@ async fn a_keyed_retry_after_the_end_is_answered_as_the_first_time() {
         "{v}"
     );
 }
+
+/// A `reject` naming an `actionId` the session does not know as the player's (not their
+/// pending action, not their latest) is a late answer about no move of this turn: taken
+/// (the SDK v2 itself names the previous round's last action when a game rejects before
+/// that player's first action of a round, so a refusal would cost a well-behaved host its
+/// batch) and it changes nothing. It was listed in `rejections`, "rejections addressed to
+/// you during the current turn", beside the pending move the game had not answered.
+#[tokio::test]
+async fn a_reject_of_an_unknown_action_id_changes_nothing() {
+    let (_app, host, agents, id, pids, after) =
+        first_on_turn(|_| {}, json!({}), json!(["x"])).await;
+    let (_, v) = act_keyed(&agents[0], &id, json!("x"), "k-1").await;
+    delivered(&host, &id, &pids[0], after).await;
+    let r = host
+        .ops(&id, json!([{ "op": "reject", "playerId": pids[0], "reason": "no", "actionId": "a_00000000deadbeef" }]))
+        .await;
+    assert_eq!(r["status"], "active", "{r}");
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(
+        (&s["lastAction"]["actionId"], &s["lastAction"]["status"]),
+        (&v["actionId"], &json!("pending")),
+        "{s}"
+    );
+    assert_eq!(s["rejections"], json!([]), "{s}");
+}
+
+/// `result.winner` "should be a `playerId` or `null`" (contract, section 2), and results
+/// "should carry `winner` as a `playerId`" (section 6): a v2 game's `end` naming a winner
+/// who is no player of the session (a seat index, a colour, another table's id) is refused
+/// naming it and the players, and nothing of the batch applies, so the game's author sees
+/// the slip. Agents read `winner` to know who won, and ratings skip such a game. A v1 game
+/// (legacy mode) keeps its own results: nothing of v1 is refused that v1 took.
+#[tokio::test]
+async fn an_end_whose_winner_is_no_player_is_refused_in_v2_and_kept_in_v1() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, _) = started(&host, &agents, two_player(json!({}))).await;
+    for winner in [json!("p_0badc0de"), json!(0), json!("white")] {
+        let ops = json!({ "ops": [
+            { "op": "state", "state": { "n": 1 } },
+            { "op": "end", "result": { "winner": winner } },
+        ] });
+        let (st, e) = host.post(&format!("{BRIDGE}/{id}/ops"), ops).await;
+        assert_eq!((st, e["code"].as_str()), (400, Some("bad_request")), "{e}");
+        let msg = e["error"].as_str().unwrap_or_default();
+        assert!(
+            msg.starts_with("ops[1]:") && msg.contains(&pids[0]) && msg.contains("null"),
+            "{e}"
+        );
+    }
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["status"], "active", "{s}");
+    assert_ne!(s["state"], json!({ "n": 1 }), "{s}");
+    // A draw (null or no winner) and a seat's id end it.
+    let r = host
+        .ops(
+            &id,
+            json!([{ "op": "end", "result": { "winner": pids[1] } }]),
+        )
+        .await;
+    assert_eq!(r["status"], "finished", "{r}");
+
+    let mut v1 = two_player(json!({}));
+    v1.as_object_mut().expect("config").remove("sdkVersion");
+    let (id, _, _) = started(&host, &agents, v1).await;
+    let r = host
+        .ops(
+            &id,
+            json!([{ "op": "end", "result": { "winner": "white" } }]),
+        )
+        .await;
+    assert_eq!(r["status"], "finished", "{r}");
+}
+
+/// The platform ends a game (a player leaves) while the host's next batch is on its way:
+/// that batch's `legal_actions` and `reject` are taken and change nothing, its `state`
+/// applies (the final picture), and the answer's `status` says `finished`. The contract
+/// lets hosts batch for ~10 ms with one request in flight, so a well-behaved host sends
+/// such a batch; refusing it lost its final state (docs/hosts.md).
+#[tokio::test]
+async fn a_batch_in_flight_at_the_platforms_end_is_taken() {
+    let (_app, host, agents, id, pids, after) =
+        first_on_turn(|_| {}, json!({}), json!(["x"])).await;
+    let (_, v) = act_keyed(&agents[0], &id, json!("x"), "k-1").await;
+    delivered(&host, &id, &pids[0], after).await;
+    let (st, _) = agents[1]
+        .post(&format!("{AGENT}/{id}/leave"), json!({}))
+        .await;
+    assert_eq!(st, 200);
+    let r = host
+        .ops(
+            &id,
+            json!([
+                { "op": "reject", "playerId": pids[0], "reason": "no", "actionId": v["actionId"] },
+                { "op": "legal_actions", "playerId": pids[1], "actions": ["y"] },
+                { "op": "state", "state": { "final": true } },
+            ]),
+        )
+        .await;
+    assert_eq!(r["status"], "finished", "{r}");
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["state"], json!({ "final": true }), "{s}");
+    assert_eq!(s["result"]["winner"], pids[0].as_str(), "{s}");
+    assert_eq!(s["rejections"], json!([]), "{s}");
+    assert_eq!(
+        (&s["yourTurn"], &s["legalActions"]),
+        (&json!(false), &Value::Null),
+        "{s}"
+    );
+}
+
+/// Two processes of one agent on one token (a restarted client beside its old one): a
+/// second `join` is the same seat, both long-polls wake for the turn, and of two moves sent
+/// at once one is accepted and the other answered `409 action_pending` with the snapshot;
+/// the game gets one move.
+#[tokio::test]
+async fn two_processes_of_one_agent_share_one_seat_and_one_move() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
+    let again = agents[0].join(&id).await;
+    assert_eq!(again["playerId"], pids[0].as_str(), "{again}");
+    let polls: Vec<_> = (0..2)
+        .map(|_| {
+            let (a, id) = (agents[0].clone(), id.clone());
+            tokio::spawn(async move { a.state(&id, 20.0).await })
+        })
+        .collect();
+    host.give_turn(&id, &pids[0], json!(["x"])).await;
+    let mut turns = Vec::new();
+    for p in polls {
+        let s = p.await.expect("a poll");
+        assert_eq!(s["yourTurn"], true, "{s}");
+        turns.push(s["turn"].as_u64().expect("turn"));
+    }
+    let sends: Vec<_> = [json!("x"), json!("x")]
+        .into_iter()
+        .map(|a| {
+            let (c, id, turn) = (agents[0].clone(), id.clone(), turns[0]);
+            tokio::spawn(async move { c.act(&id, a, turn).await })
+        })
+        .collect();
+    let mut codes = Vec::new();
+    for s in sends {
+        let (st, v) = s.await.expect("a send");
+        codes.push((st, v["code"].as_str().map(str::to_string)));
+        if st == 409 {
+            assert!(v["snapshot"].is_object(), "{v}");
+        }
+    }
+    codes.sort();
+    assert_eq!(
+        codes,
+        vec![(200, None), (409, Some("action_pending".to_string()))],
+        "{codes:?}"
+    );
+    let p = host.pending(&id, after, 2.0).await;
+    let moves = entries(&p).iter().filter(|e| e["type"] == "action").count();
+    assert_eq!(moves, 1, "{p}");
+}
+
+/// Long-polls that straddle the end of a game and its rematch: an agent's `GET /state?wait`
+/// and the host's `pending-actions?wait` open before the other player leaves wake with the
+/// end (the host's with `session_end`); with `autoRematch` the agent's long-poll opened
+/// before the game's own `end` wakes holding `nextSessionId`, and long-polls on that session
+/// make both ready: the host gets `game_start` of round 2 with the same players in order.
+#[tokio::test]
+async fn long_polls_straddle_the_end_and_the_rematch() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
+    let (a, i) = (agents[0].clone(), id.clone());
+    let agent_poll = tokio::spawn(async move { a.state(&i, 20.0).await });
+    let (h, i) = (host.clone(), id.clone());
+    let host_poll = tokio::spawn(async move { h.pending(&i, after, 20.0).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    agents[1]
+        .post(&format!("{AGENT}/{id}/leave"), json!({}))
+        .await;
+    let s = agent_poll.await.expect("agent poll");
+    assert_eq!(s["status"], "finished", "{s}");
+    let p = host_poll.await.expect("host poll");
+    assert!(
+        entries(&p).iter().any(|e| e["event"] == "session_end"),
+        "{p}"
+    );
+
+    let (id, pids2, _) = started(&host, &agents, two_player(json!({ "autoRematch": true }))).await;
+    assert_ne!(pids2, pids);
+    let (a, i) = (agents[1].clone(), id.clone());
+    let agent_poll = tokio::spawn(async move { a.state(&i, 20.0).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    host.ops(
+        &id,
+        json!([{ "op": "end", "result": { "winner": pids2[0] } }]),
+    )
+    .await;
+    let s = agent_poll.await.expect("agent poll");
+    let next = s["nextSessionId"]
+        .as_str()
+        .expect("nextSessionId")
+        .to_string();
+    assert_eq!(s["status"], "finished", "{s}");
+    let polls: Vec<_> = agents
+        .iter()
+        .map(|a| {
+            let (a, n) = (a.clone(), next.clone());
+            tokio::spawn(async move { a.state(&n, 3.0).await })
+        })
+        .collect();
+    let t0 = Instant::now();
+    let mut seen = 0;
+    let mut start = Value::Null;
+    while start.is_null() && t0.elapsed() < Duration::from_secs(20) {
+        let p = host.pending(&next, seen, 5.0).await;
+        seen = max_seq(&p, seen);
+        if let Some(e) = entries(&p).into_iter().find(|e| e["event"] == "game_start") {
+            start = e;
+        }
+    }
+    assert_eq!(
+        (&start["round"], &start["players"]),
+        (&json!(2), &json!(pids2)),
+        "{start}"
+    );
+    for p in polls {
+        p.await.expect("a poll");
+    }
+}
+
+/// A client that lost every answer and sent every call again, as a stranger's retry layer
+/// does: the create (with its `idempotencyKey`), the joins, the host's batch (with its
+/// `batchId`, resent after the agent's move reached the game), the keyed move, the end, the
+/// rematch and the opt-out each act once, and each resend is answered as the first call.
+#[tokio::test]
+async fn every_step_sent_twice_acts_once() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let create =
+        json!({ "config": two_player(json!({})), "gameId": "chess", "idempotencyKey": "t-1" });
+    let (st1, c1) = host.post(BRIDGE, create.clone()).await;
+    let (st2, c2) = host.post(BRIDGE, create).await;
+    assert_eq!((st1, st2), (201, 201), "{c1} {c2}");
+    assert_eq!(c1["sessionId"], c2["sessionId"], "{c2}");
+    let id = c1["sessionId"].as_str().expect("sessionId").to_string();
+    let mut pids = Vec::new();
+    for a in &agents {
+        let (x, y) = (a.join(&id).await, a.join(&id).await);
+        assert_eq!(x["playerId"], y["playerId"], "{y}");
+        pids.push(x["playerId"].as_str().expect("playerId").to_string());
+    }
+    let mut after = 0;
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(20) {
+        let p = host.pending(&id, after, 2.0).await;
+        after = max_seq(&p, after);
+        if entries(&p).iter().any(|e| e["event"] == "game_start") {
+            break;
+        }
+    }
+    let batch = json!({ "batchId": "b-1", "ops": [{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }] });
+    let ops = format!("{BRIDGE}/{id}/ops");
+    for _ in 0..2 {
+        let (st, v) = host.post(&ops, batch.clone()).await;
+        assert_eq!(st, 200, "{v}");
+    }
+    let (body, first) = act_keyed(&agents[0], &id, json!("x"), "k-1").await;
+    let (st, again) = agents[0].post(&format!("{AGENT}/{id}/action"), body).await;
+    assert_eq!(
+        (st, &again["actionId"]),
+        (200, &first["actionId"]),
+        "{again}"
+    );
+    delivered(&host, &id, &pids[0], after).await;
+    let (st, v) = host.post(&ops, batch).await;
+    assert_eq!(st, 200, "{v}");
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(
+        s["lastAction"]["status"], "pending",
+        "the old batch was applied again: {s}"
+    );
+    let end =
+        json!({ "batchId": "b-2", "ops": [{ "op": "end", "result": { "winner": pids[0] } }] });
+    for _ in 0..2 {
+        let (st, v) = host.post(&ops, end.clone()).await;
+        assert_eq!((st, &v["status"]), (200, &json!("finished")), "{v}");
+    }
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["lastAction"]["status"], "applied", "{s}");
+    let rematch = format!("{BRIDGE}/{id}/rematch");
+    let (st1, r1) = host.post(&rematch, json!({})).await;
+    let (st2, r2) = host.post(&rematch, json!({})).await;
+    assert_eq!((st1, st2), (200, 200), "{r1} {r2}");
+    assert_eq!(
+        (&r1["sessionId"], &r1["round"]),
+        (&r2["sessionId"], &json!(2)),
+        "{r2}"
+    );
+    let leave = format!("{AGENT}/{id}/leave");
+    let (_, l1) = agents[1].post(&leave, json!({})).await;
+    let (st, l2) = agents[1].post(&leave, json!({})).await;
+    assert_eq!(
+        (st, l1.get("alreadyLeft"), &l2["alreadyLeft"]),
+        (200, None, &json!(true)),
+        "{l1} {l2}"
+    );
+}

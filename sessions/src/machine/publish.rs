@@ -31,6 +31,14 @@ impl Session {
                     )));
                 }
             }
+            // "`result.winner` should be a `playerId` or `null`" (section 2): a v2 game's end
+            // naming anyone else (a seat index, a colour, another table's id) tells agents
+            // nothing about who won. A v1 game keeps the results v1 took.
+            if let Op::End { result, .. } = op {
+                if !self.rules.legacy {
+                    self.check_winner(i, result)?;
+                }
+            }
             // A reject naming another player's action was recorded as a rejection of the
             // named player (whose action it never was) and left the real owner's pending.
             if let Op::Reject {
@@ -137,6 +145,20 @@ impl Session {
         Ok(())
     }
 
+    /// `400 bad_request` for an end's `result.winner` that is neither `null` (or left out) nor
+    /// the `playerId` of one of the session's players.
+    fn check_winner(&self, i: usize, result: &Value) -> Result<(), ProtocolError> {
+        let winner = result.get("winner").unwrap_or(&Value::Null);
+        let seated = |w: &str| self.players.iter().any(|p| *p.player_id == *w);
+        if winner.is_null() || winner.as_str().is_some_and(seated) {
+            return Ok(());
+        }
+        let players: Vec<&str> = self.players.iter().map(|p| p.player_id.as_str()).collect();
+        Err(ProtocolError::bad_request(format!(
+            "ops[{i}]: result.winner {winner} is not a player of this session; send the winner's playerId (one of {players:?}, as AGENT_GAME_START listed them) or null for a draw or no winner (other details of the result go in fields of their own)"
+        )))
+    }
+
     /// The player whose action `action_id` is (pending, or their last one), if any.
     fn owner_of_action(&self, action_id: &str) -> Option<&str> {
         self.players
@@ -165,6 +187,18 @@ impl Session {
             return;
         };
         let p = &self.players[idx];
+        // A reject naming an action that is neither the player's pending one nor their latest
+        // is about no move of this turn (an older move, or another round's: the SDK names the
+        // last action it delivered to that player, also one of the previous round). It was
+        // listed in `rejections`, the current turn's, beside the move the game had not
+        // answered. Taken, as a late answer, and it changes nothing.
+        if let Some(id) = action_id.as_deref() {
+            let known = p.pending.as_ref().is_some_and(|pa| pa.action_id == id)
+                || p.last_action.as_ref().is_some_and(|la| la.action_id == id);
+            if !known {
+                return;
+            }
+        }
         // A reject that names no action (a v1 game's) is about the action the game has: the
         // delivered one. One still queued for the host never reached the game ("nothing
         // reaches the game in those cases"); it was rejected unseen and then delivered, and
