@@ -122,8 +122,8 @@
 //!   and changes nothing, and so is one naming an action that is neither the player's pending
 //!   one nor their latest (an older move's late answer, or the previous round's id the SDK
 //!   still holds). After the end, `legal_actions` and `reject` ops are accepted and change
-//!   nothing (a batch in flight when the platform ended the game). A v2 game's `end` whose
-//!   `result.winner` is neither `null` nor a player's id is refused (400). A rejection's
+//!   nothing (a batch in flight when the platform ended the game). An `end` whose `result.winner`
+//!   is neither `null` nor a player's id ends the game all the same (not rated). A rejection's
 //!   `reason` is for the rejected player only: `/events` shows other players `reason: null`
 //!   (the status `rejected` stays visible), `/public` shows no rejections at all.
 //! - **Not turn-based.** No `not_your_turn`/`stale_turn` checks and no clock, but still one

@@ -31,14 +31,6 @@ impl Session {
                     )));
                 }
             }
-            // "`result.winner` should be a `playerId` or `null`" (section 2): a v2 game's end
-            // naming anyone else (a seat index, a colour, another table's id) tells agents
-            // nothing about who won. A v1 game keeps the results v1 took.
-            if let Op::End { result, .. } = op {
-                if !self.rules.legacy {
-                    self.check_winner(i, result)?;
-                }
-            }
             // A reject naming another player's action was recorded as a rejection of the
             // named player (whose action it never was) and left the real owner's pending.
             if let Op::Reject {
@@ -143,20 +135,6 @@ impl Session {
         }
         self.maybe_release();
         Ok(())
-    }
-
-    /// `400 bad_request` for an end's `result.winner` that is neither `null` (or left out) nor
-    /// the `playerId` of one of the session's players.
-    fn check_winner(&self, i: usize, result: &Value) -> Result<(), ProtocolError> {
-        let winner = result.get("winner").unwrap_or(&Value::Null);
-        let seated = |w: &str| self.players.iter().any(|p| *p.player_id == *w);
-        if winner.is_null() || winner.as_str().is_some_and(seated) {
-            return Ok(());
-        }
-        let players: Vec<&str> = self.players.iter().map(|p| p.player_id.as_str()).collect();
-        Err(ProtocolError::bad_request(format!(
-            "ops[{i}]: result.winner {winner} is not a player of this session; send the winner's playerId (one of {players:?}, as AGENT_GAME_START listed them) or null for a draw or no winner (other details of the result go in fields of their own)"
-        )))
     }
 
     /// The player whose action `action_id` is (pending, or their last one), if any.
