@@ -16,21 +16,6 @@
 //! after every landing had every press frame-perfect (moved late, the next press came in the
 //! air), on a level a person climbs by pressing whenever the bird has landed.
 //!
-//! If both lose, the later inputs are *re-aimed*: each is pressed on the tick, within
-//! [`REAIM_TICKS`] of its own, where the bird is nearest to where the replay's bird was
-//! when the replay pressed it (on the ground or not and on the same platform first, measured
-//! from the platform's corner when it rides one); where the bird stands still and its place
-//! tells no tick apart (a wait for a ferry, a rock), on the tick after which it is nearest,
-//! [`LOOK_TICKS`] later (or at the next input), to where the replay's bird was. A
-//! person corrects the next stop or jump by eye. With the later inputs on their ticks, a stop
-//! on a ferry a tick off moved the bird 2.3 px for the rest of the run and every later leg
-//! inherited the miss (`levels/probes/guest-ferry-relay-512`: 44 exact inputs, now none). A
-//! re-aimed move counts only where the referee says that replay wins (or its state meets the
-//! replay's own again): it never calls an input easier than some replay proves, and an
-//! input timed to the world that no later press can make up for stays exact (the walk into
-//! two streams of rocks, `tests/report.rs`). What it assumes is that each re-aimed press is
-//! as easy as its own window says.
-//!
 //! The verdict is the tightest window's: 1 tick `frame_perfect`, 2-4 `tight`, 5-10 `fair`,
 //! more `relaxed`. The report also counts the inputs that must be exact to the tick, the
 //! longest wait, and the egg boosts, stomps and pebbles the run used.
@@ -67,7 +52,7 @@ pub use relax::{
     relax, relax_until, Relaxation, RECENTRE_BUDGET_TICKS, RELAX_BUDGET_TICKS, STOP_BUDGET_TICKS,
     WAIT_BUDGET_TICKS,
 };
-pub use run::{LOOK_TICKS, PAD_TICKS, REAIM_TICKS};
+pub use run::PAD_TICKS;
 
 /// How far an input is moved each way: windows are measured up to `2 * 8 + 1` ticks.
 pub const MAX_SHIFT_TICKS: u32 = 8;
@@ -238,21 +223,14 @@ fn analyse(map: &Map, replay: &Replay, budget: u64) -> Option<(Feasibility, Vec<
                     continue;
                 }
                 let shift = if early { -(r as i32) } else { r as i32 };
-                // The later inputs on their ticks first; if that loses, moved along with it;
-                // if that loses too, each re-aimed from where the bird is (the last two only
-                // different when there are later inputs).
+                // The later inputs on their ticks first; if that loses, moved along with it
+                // (only different when there are later inputs).
                 let mut won = false;
-                for mode in 0..3 {
-                    if won || (mode > 0 && i + 1 == n) {
+                for follow in [false, true] {
+                    if won || (follow && i + 1 == n) {
                         continue;
                     }
-                    let left = budget - spent;
-                    let probe = match mode {
-                        0 => base.probe(i, shift, false, left, &mut spent),
-                        1 => base.probe(i, shift, true, left, &mut spent),
-                        _ => base.probe_reaim(i, shift, left, &mut spent),
-                    };
-                    won = match probe {
+                    won = match base.probe(i, shift, follow, budget - spent, &mut spent) {
                         Probe::OverBudget => {
                             complete = false;
                             break 'rounds;

@@ -134,13 +134,12 @@ fn felsstufen() -> (Map, Replay) {
     )
 }
 
-/// `felsstufen` with the planner's fastest replay (shipped until it was relaxed): 1 exact
-/// input (4 before the report re-aimed later inputs from where the bird is), a person climbs
-/// the steps easily; the pass finds a replay without any.
+/// `felsstufen` with the planner's fastest replay (shipped until it was relaxed): 4 exact
+/// inputs, a person climbs the steps easily; the pass finds a replay without any.
 #[test]
 fn the_shipped_felsstufen_is_not_frame_perfect_once_relaxed() {
     let (map, replay) = felsstufen();
-    assert_eq!(assess(&map, &replay).unwrap().exact_inputs, 1);
+    assert_eq!(assess(&map, &replay).unwrap().exact_inputs, 4);
     let r = checked(&map, &replay);
     assert_eq!(r.report.exact_inputs, 0, "{r:#?}");
     assert!(r.report.verdict < Verdict::FramePerfect, "{r:#?}");
@@ -193,19 +192,17 @@ fn a_slow_ferry_ride_is_relaxed_by_waiting_longer() {
 
 /// 510 tiles of a corridor one tile high with 25 holes (`levels/probes/guest-long-low-tunnel`):
 /// the planner's replay runs at full speed from start to nest and meets every fourth hole of
-/// two tiles where the jump has one tick with the later jumps kept on their ticks
-/// (`frame_perfect`, 6 exact inputs), though each hole alone has room. Re-aimed from where the
-/// bird comes out of the hole before, no jump is exact (`tight`); the relaxation keeps it so:
-/// the re-centring step presses each jump in the middle of its room, from where the jump
-/// before left the bird, and the stopping step stops before the narrowest and takes a run-up.
-/// The same result on every run and in other threads at once (nothing in the pass reads the
-/// clock or the thread).
+/// two tiles where the jump has one tick (`frame_perfect`, 6 exact inputs), though each hole
+/// alone has room. The re-centring step presses each jump in the middle of its room, from
+/// where the jump before left the bird, and the stopping step stops before the narrowest
+/// and takes a run-up: no exact input is left. The same result on every run and in other
+/// threads at once (nothing in the pass reads the clock or the thread).
 #[test]
 fn a_long_low_tunnel_is_not_frame_perfect_once_relaxed() {
     let (map, replay) = probe("guest-long-low-tunnel");
     let before = assess(&map, &replay).unwrap();
-    assert_eq!(before.verdict, Verdict::Tight, "{before:#?}");
-    assert_eq!(before.exact_inputs, 0, "{before:#?}");
+    assert_eq!(before.verdict, Verdict::FramePerfect, "{before:#?}");
+    assert!(before.exact_inputs >= 6, "{before:#?}");
     let r = checked(&map, &replay);
     assert!(r.report.verdict <= Verdict::Tight, "{r:#?}");
     assert_eq!(r.report.exact_inputs, 0, "{r:#?}");
@@ -271,30 +268,4 @@ fn a_jump_into_a_drop_is_traded_for_a_walk_off_and_a_late_boost() {
     let r = checked(&map, &replay);
     assert_eq!(r.report.verdict, Verdict::Relaxed, "{r:#?}");
     assert_eq!(r.report.egg_boosts, 1, "{r:#?}");
-}
-
-/// Stops on platforms, re-aimed (`levels/probes/`, the planner's replays beside the maps): on
-/// each ferry or lift the bird stops 1 px from where it still makes the next leg, and no wall
-/// ever sets its place again, so with the later inputs kept on their ticks (or all moved
-/// along) one stop a tick off carried the miss into every later leg. A person re-aims each
-/// press from where the bird is: the report now presses each later input where the replay's
-/// bird was (on the platform it rides), or, where the bird stands still, on the tick after
-/// which it gets where the replay's bird got. Before, by the same report of these replays:
-/// `guest-ferry-relay-512` `frame_perfect` (44 exact inputs of 64), `guest-ferry-relay-mixed`
-/// `tight` (2), `guest-rock-rain-on-a-lift` `frame_perfect` (2 exact), `guest-lift-chain-128`
-/// `tight` (2). The truths written first: relaxed, relaxed, fair, relaxed.
-#[test]
-fn stops_on_platforms_are_judged_as_a_person_re_aims_them() {
-    for (name, worst) in [
-        ("guest-ferry-relay-512", Verdict::Tight),
-        ("guest-ferry-relay-mixed", Verdict::Fair),
-        ("guest-rock-rain-on-a-lift", Verdict::Tight),
-        ("guest-lift-chain-128", Verdict::Fair),
-    ] {
-        let (map, replay) = probe(name);
-        let r = assess(&map, &replay).unwrap();
-        assert!(r.complete, "{name}: {r:#?}");
-        assert_eq!(r.exact_inputs, 0, "{name}: {r:#?}");
-        assert!(r.verdict <= worst, "{name}: {r:#?}");
-    }
 }
