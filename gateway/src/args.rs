@@ -342,11 +342,23 @@ impl<const MIN: i64, const MAX: i64> ArgValue for Int<MIN, MAX> {
     /// how much.
     fn refused(v: &Value) -> String {
         match v {
-            Value::Number(n) => format!(
-                "{}, got {}",
-                Self::expected(),
-                crate::text::clip(&n.to_string(), ECHO_MAX_CHARS)
-            ),
+            Value::Number(n) => {
+                // A whole number held as a double (`-0`, `121.0`) is named as the integer
+                // its sender wrote; beyond 2^53 a double is not one exact integer.
+                let shown = match n.as_f64() {
+                    Some(f)
+                        if !n.is_i64() && !n.is_u64() && f.fract() == 0.0 && f.abs() < 9.0e15 =>
+                    {
+                        (f as i64).to_string()
+                    }
+                    _ => n.to_string(),
+                };
+                format!(
+                    "{}, got {}",
+                    Self::expected(),
+                    crate::text::clip(&shown, ECHO_MAX_CHARS)
+                )
+            }
             _ => written_as_string::<Self>(v).unwrap_or_else(Self::expected),
         }
     }
@@ -997,6 +1009,17 @@ mod tests {
         assert_eq!(
             message::<ListThreadsArgs>(json!({"offset": 1e300})).1,
             "`offset` must be an integer 0 to 1000000000, got 1e+300"
+        );
+        // A whole number written with a fraction or as `-0` is named as the integer it is:
+        // `-0` was "got -0.0", a float its sender never wrote.
+        let m = |body: &str| message::<RenderMapArgs>(serde_json::from_str(body).unwrap()).1;
+        assert_eq!(
+            m(r#"{"map": "x", "x": 0, "y": 0, "width": -0, "height": 1}"#),
+            "`width` must be an integer 1 to 120, got 0"
+        );
+        assert_eq!(
+            m(r#"{"map": "x", "x": 0, "y": 0, "width": 121.0, "height": 1}"#),
+            "`width` must be an integer 1 to 120, got 121"
         );
         // null is absent.
         let a = read_as::<ListThreadsArgs>(json!({"offset": null, "kind": null})).unwrap();

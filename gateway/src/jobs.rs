@@ -554,7 +554,18 @@ impl Gateway {
         let replay = input.replay.as_ref().unwrap_or(&null);
         let acceptance = serde_json::to_value(report).map_err(ToolError::internal)?;
         let title = crate::public_levels::title_off_runtime(&input.map).await?;
-        let stored = revisions::store_revision(
+        // The contract's `forbidden` for a revoked key or a blocked account: one revoked (or
+        // blocked) while the check ran publishes nothing. Refused like a foreign name, so a
+        // retry with the same idempotencyKey repeats the refusal.
+        let gone = horst_identity::accounts::still_allowed(&self.store, caller)
+            .await
+            .map_err(ToolError::from)?;
+        let stored = match gone {
+            Some(why) => Err(ToolError::new(
+                ErrorCode::Forbidden,
+                format!("{why} while the submission was checked, so nothing was published; the check stays charged (started work is). Submit again with an active key and a fresh idempotencyKey"),
+            )),
+            None => revisions::store_revision(
             &self.store,
             &NewRevision {
                 owner: &caller.name,
@@ -574,7 +585,8 @@ impl Gateway {
             },
             self.budgets(caller.trust).await?,
         )
-        .await;
+        .await,
+        };
         let publication = match &stored {
             Ok((revision_id, _)) => Publication::Stored {
                 revision_id: revision_id.clone(),

@@ -150,12 +150,28 @@ fn pick<'a>(
         })
 }
 
+/// serde's message with each `quoted` part (an unknown field's name, the caller's) cut to
+/// [`crate::args::ECHO_MAX_CHARS`], and the whole to a few of them: names with backquotes of
+/// their own cannot make it long either.
+fn clip_quoted(message: &str) -> String {
+    let parts: Vec<String> = message
+        .split('`')
+        .enumerate()
+        .map(|(i, part)| match i % 2 {
+            1 => crate::text::clip(part, crate::args::ECHO_MAX_CHARS),
+            _ => part.to_string(),
+        })
+        .collect();
+    crate::text::clip(&parts.join("`"), 4 * crate::args::ECHO_MAX_CHARS)
+}
+
 /// `prompts/get`.
 pub fn get(params: Option<&Value>) -> Result<Value, RpcError> {
     let params: GetParams = serde_json::from_value(params.cloned().unwrap_or(Value::Null))
         .map_err(|e| {
             RpcError::invalid(format!(
-                "prompts/get needs params {{name, arguments}} with arguments theme, size and difficulty (strings): {e}"
+                "prompts/get needs params {{name, arguments}} with arguments theme, size and difficulty (strings): {}",
+                clip_quoted(&e.to_string())
             ))
         })?;
     if params.name != DESIGN_LEVEL {
@@ -266,5 +282,23 @@ mod tests {
         ))
         .is_err());
         assert!(get(None).is_err());
+    }
+
+    /// An unknown field's name is echoed cut to 64 characters, as docs/agents.md says of the
+    /// names a caller sent: it was echoed whole (a 100,000-character name came back in a
+    /// 100 KB error).
+    #[test]
+    fn an_unknown_fields_name_is_echoed_cut() {
+        let long = "y".repeat(100_000);
+        for params in [
+            json!({ "name": "design_level", "arguments": { long.clone(): "red" } }),
+            json!({ "name": "design_level", long.clone(): 1 }),
+        ] {
+            let e = get(Some(&params)).unwrap_err();
+            assert!(e.message.len() < 400, "{} bytes", e.message.len());
+            let shown = format!("`{}...`", "y".repeat(crate::args::ECHO_MAX_CHARS));
+            assert!(e.message.contains(&shown), "{}", e.message);
+            assert!(e.message.contains("theme, size and difficulty"));
+        }
     }
 }

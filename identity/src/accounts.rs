@@ -43,6 +43,10 @@ pub struct Account {
     pub name: String,
     pub trust: u8,
     pub blocked: bool,
+    /// The hash of the key the request came with ([`authenticate`]); `None` for an account
+    /// loaded by name. Work that outlives the request (a submission's check) asks
+    /// [`still_allowed`] with it before it leaves a trace.
+    pub key_hash: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -161,7 +165,8 @@ pub async fn authenticate(
     let (acct, active) = load_account_with_key(store, &account, &hash)
         .await
         .map_err(AuthError::from_redis)?;
-    let acct = acct.filter(|_| active).ok_or_else(unauthorized)?;
+    let mut acct = acct.filter(|_| active).ok_or_else(unauthorized)?;
+    acct.key_hash = Some(hash);
     if acct.blocked {
         return Err(AuthError::Blocked(
             "this account is blocked by the server's operator: its keys are refused until the operator lifts the block; another key of this account will not help".into(),
@@ -229,6 +234,33 @@ fn account_of(fields: Vec<Option<String>>) -> Option<Account> {
             .and_then(|t| t.parse().ok())
             .unwrap_or(0),
         blocked: fields.get(2).cloned().flatten().as_deref() == Some("1"),
+        key_hash: None,
+    })
+}
+
+/// Why `caller` may no longer do what its request started, if it may not: its key was
+/// revoked (or its account's keys were, by a password change) or its account was blocked
+/// since [`authenticate`] let the request in. A caller loaded by name has only its block
+/// checked.
+pub async fn still_allowed(
+    store: &Store,
+    caller: &Account,
+) -> Result<Option<&'static str>, redis::RedisError> {
+    let name = &caller.name;
+    let (blocked, active): (Option<String>, bool) = redis::pipe()
+        .hget(store.key(&format!("account:{name}")), "blocked")
+        .sismember(
+            store.key(&format!("account:{name}:keys")),
+            caller.key_hash.as_deref().unwrap_or_default(),
+        )
+        .query_async(&mut store.conn())
+        .await?;
+    Ok(if blocked.as_deref() == Some("1") {
+        Some("the account was blocked by the server's operator")
+    } else if caller.key_hash.is_some() && !active {
+        Some("the key that sent it was revoked")
+    } else {
+        None
     })
 }
 

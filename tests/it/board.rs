@@ -692,6 +692,7 @@ async fn concurrent_threads_cannot_overshoot() {
                 name: "anna".into(),
                 trust: 0,
                 blocked: false,
+                key_hash: None,
             };
             horst_gateway::board::write_post(
                 &store,
@@ -2329,6 +2330,7 @@ async fn assert_lists_match(app: &TestApp, callers: &[&str], when: &str) -> usiz
             name: name.to_string(),
             trust: 0,
             blocked: false,
+            key_hash: None,
         };
         for kind in [None, Some("idea"), Some("level")] {
             for status in [

@@ -474,6 +474,42 @@ async fn unknown_malformed_and_revoked_keys_are_401() {
     assert_eq!(a.headers["www-authenticate"], "Bearer");
 }
 
+/// A key revoked while its `submit_level` waits for its check publishes nothing: the contract
+/// lists "revoked key" under `forbidden`, the domain failure of a call already under way (a
+/// revoked key's next request is the 401 above). It was stored in the Labor as if the key
+/// were still good, so revoking a leaked key did not stop what it had already sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_revoked_while_its_submission_waits_publishes_nothing() {
+    use crate::harness::{error_code, LEVEL_MAP, LEVEL_REPLAY};
+    use std::time::{Duration, Instant};
+    let app = spawn_gateway().await;
+    let key = app.agent_key("erik", 0).await;
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let args =
+        json!({"name": "erik-level", "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "s1"});
+    // No worker runs yet, so the submission waits in the queue; the key is revoked there and
+    // then a worker checks it (well within the 8 s a job waits for a worker to appear).
+    let (a, _worker) = tokio::join!(app.call("submit_level", args, Some(&key)), async {
+        let until = Instant::now() + Duration::from_secs(30);
+        while app.queue.active_ids().await.unwrap().is_empty() {
+            assert!(Instant::now() < until, "the submission was never queued");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        horst_identity::accounts::revoke_key(&app.store, &key[..12])
+            .await
+            .unwrap();
+        app.start_engine_worker()
+    });
+    assert_eq!(error_code(&a), "forbidden", "{}", a.text);
+    assert!(a.text.contains("revoked"), "{}", a.text);
+    let labor = app.call("list_labor", json!({}), None).await;
+    assert!(!labor.text.contains("erik-level"), "{}", labor.text);
+    let level = app
+        .call("get_level", json!({"name": "erik-level"}), None)
+        .await;
+    assert_eq!(error_code(&level), "not_found", "{}", level.text);
+}
+
 #[tokio::test]
 async fn blocked_accounts_are_403_on_any_request() {
     let app = spawn_gateway().await;
