@@ -45,6 +45,10 @@ impl Mode {
 }
 
 pub fn run(config: Config, mode: Mode) -> ExitCode {
+    // `horst up`'s worker child notes its parent before anything that takes time: the one it
+    // must not outlive (`stop_when_up_is_gone`).
+    // SAFETY: getppid has no preconditions and cannot fail.
+    let up_parent = unsafe { libc::getppid() };
     if config.log.format == horst_config::LogFormat::Json {
         crate::terminal::log_as_json();
     }
@@ -77,6 +81,7 @@ pub fn run(config: Config, mode: Mode) -> ExitCode {
             say(&line);
         }
     }
+    let up_parent = matches!(mode, Mode::Worker { up_child: true }).then_some(up_parent);
     let child = match mode {
         Mode::Up { config_file } => match std::env::current_exe() {
             Ok(exe) => Some(WorkerChild {
@@ -98,7 +103,7 @@ pub fn run(config: Config, mode: Mode) -> ExitCode {
         },
         Mode::Api | Mode::Worker { .. } => None,
     };
-    let code = runtime.block_on(run_async(Arc::new(config), roles, child, &redis));
+    let code = runtime.block_on(run_async(Arc::new(config), roles, child, &redis, up_parent));
     // Requests and jobs are drained; background tasks may be mid-PING. Give them a moment,
     // then stop Redis last.
     runtime.shutdown_timeout(Duration::from_secs(2));
@@ -142,9 +147,13 @@ async fn run_async(
     roles: Roles,
     child: Option<WorkerChild>,
     redis: &RedisHandle,
+    up_parent: Option<libc::pid_t>,
 ) -> ExitCode {
     let shutdown = Shutdown::new();
     tokio::spawn(wait_for_signal(shutdown.clone()));
+    if let Some(up) = up_parent {
+        tokio::spawn(stop_when_up_is_gone(shutdown.clone(), up));
+    }
     let app = match App::build_for(config.clone(), &redis.url, shutdown.clone(), roles).await {
         Ok(app) => app,
         Err(e) => {
@@ -313,6 +322,34 @@ fn raise_descriptor_limit(config: &Config) {
     }
 }
 
+/// How often `horst up`'s worker child looks whether up is still its parent.
+const UP_CHECK_EVERY: Duration = Duration::from_millis(500);
+
+/// `horst up`'s worker child stops as on SIGTERM (its running jobs finish first, within its
+/// stop budget) once `horst up` (`up`, its parent at its start) is gone: it is then the child
+/// of another process (init, or a subreaper). Up's parent-death signal (`worker_child.rs`)
+/// does not cover every way up ends: it is tied to the thread of up that forked the child,
+/// not to up, it is lost when up dies between the fork and the `prctl`, and an exec of a
+/// binary with file capabilities (`setcap cap_net_bind_service`) clears it. Each of these
+/// left a worker running on with no parent, its log pipes broken and its Redis gone.
+async fn stop_when_up_is_gone(shutdown: Shutdown, up: libc::pid_t) {
+    let mut every = tokio::time::interval(UP_CHECK_EVERY);
+    loop {
+        every.tick().await;
+        // SAFETY: as above.
+        let parent = unsafe { libc::getppid() };
+        if parent != up {
+            shutdown.trigger();
+            tracing::warn!(
+                up_pid = up,
+                parent,
+                "horst up (the parent of this worker) is gone: stopping; running jobs finish first"
+            );
+            return;
+        }
+    }
+}
+
 /// SIGTERM (systemd, kill), SIGINT (Ctrl-C) or SIGHUP (the terminal closed) starts the
 /// graceful shutdown; a second one while it drains stops the process at once (an operator
 /// who presses Ctrl-C again does not want to wait out the grace period). The children (the
@@ -360,15 +397,16 @@ async fn wait_for_signal(shutdown: Shutdown) {
             _ = next(&mut int) => "SIGINT",
             _ = next(&mut hup) => "SIGHUP",
         };
+        // What the signal asks is done before it is logged: a log line must never be what
+        // keeps a signal from acting (a write to a broken stderr once panicked this task).
         if first {
             first = false;
+            shutdown.trigger();
             tracing::info!(
                 signal = name,
                 "shutting down; send it again to stop at once"
             );
-            shutdown.trigger();
         } else {
-            tracing::warn!(signal = name, "a second signal while shutting down: stopping at once, without waiting for requests and jobs in flight");
             warn(&format!(
                 "horst: stopped at once ({name} again while shutting down)"
             ));

@@ -99,15 +99,23 @@ impl WorkerChild {
             // A group of its own: a terminal's Ctrl-C (or hang-up) goes to the whole
             // foreground group, and reaching the child as well as `up` made `up`'s SIGTERM
             // its second signal, which stops a worker at once and loses its running jobs.
-            // `up` alone tells it to stop, and a kill -9 of `up` still ends it (below).
+            // `up` alone tells it to stop, and a kill -9 of `up` still ends it (below; and
+            // the child stops by itself once up is gone, `serve::stop_when_up_is_gone`).
             .process_group(0);
-        // SAFETY: prctl, open, write and close are async-signal-safe, and nothing else runs
-        // between fork and exec.
+        let up = std::process::id() as libc::pid_t;
+        // SAFETY: prctl, getppid, open, write and close are async-signal-safe, and nothing
+        // else runs between fork and exec.
         unsafe {
-            cmd.pre_exec(|| {
+            cmd.pre_exec(move || {
                 // A kill -9 of `horst up` ends its worker too (as it ends its private Redis).
+                // The child also stops by itself once up is no longer its parent
+                // (`serve::stop_when_up_is_gone`): this signal is tied to up's forking thread.
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
                     return Err(std::io::Error::last_os_error());
+                }
+                // Up died between the fork and the prctl: the signal will never come.
+                if libc::getppid() != up {
+                    return Err(std::io::Error::other("horst up is gone"));
                 }
                 // Best effort: without /proc the watchdog still bounds the child.
                 let fd = libc::open(c"/proc/self/oom_score_adj".as_ptr(), libc::O_WRONLY);

@@ -41,9 +41,15 @@ pub fn init_tracing(json: bool, level: &str) {
         .find_map(|(name, v)| parse(name, &v))
         .or_else(|| parse("log.level", level))
         .unwrap_or_else(|| EnvFilter::new("info"));
+    // A line that cannot be written is dropped: by default tracing-subscriber reports the
+    // failed write with `eprintln!`, which panics when stderr is a broken pipe (the `horst
+    // up` relaying a worker child's log died, `horst up 2>&1 | tee` lost its tee), and every
+    // task that logged died with it: a worker's signal task died logging "shutting down"
+    // before it started the shutdown, and the worker ignored SIGTERM for good.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        .log_internal_errors(false);
     let _ = if json {
         builder
             .json()

@@ -444,6 +444,18 @@ pub fn process_alive(pid: u32) -> bool {
     }
 }
 
+/// True once no process with this pid is alive (or it is a zombie), within `limit`.
+pub fn wait_gone(pid: u32, limit: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if !process_alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
 /// The API with the gateway switched on (the default is off).
 pub async fn spawn_gateway() -> TestApp {
     spawn_app_with(|c| c.gateway.mode = horst_config::GatewayMode::On).await

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use horst_testkit::RedisServer;
 
-use crate::harness::{eventually, process_alive, HorstProcess};
+use crate::harness::{eventually, process_alive, wait_gone, HorstProcess};
 
 /// "horst: private redis-server started (pid N), ..." -> N
 fn private_redis_pid(p: &mut HorstProcess) -> u32 {
@@ -15,17 +15,6 @@ fn private_redis_pid(p: &mut HorstProcess) -> u32 {
         .and_then(|s| s.split(')').next())
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("no pid in {line:?}"))
-}
-
-fn wait_gone(pid: u32, limit: Duration) -> bool {
-    let start = std::time::Instant::now();
-    while start.elapsed() < limit {
-        if !process_alive(pid) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    false
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@ use horst_queue::{
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
-use crate::harness::{eventually, process_alive, HorstProcess, LEVEL_MAP, LEVEL_REPLAY};
+use crate::harness::{eventually, process_alive, wait_gone, HorstProcess, LEVEL_MAP, LEVEL_REPLAY};
 
 /// A level the planner neither solves nor proves unsolvable: it searches until its limit.
 const HARD: &str = "tests/it/levels/undecided.map";
@@ -713,4 +713,125 @@ fn the_worker_childs_log_lines_on_ups_stderr_say_they_are_the_childs() {
             );
         }
     }
+}
+
+/// A `horst worker` started with `env`, its stdout and stderr pipes to this test, through
+/// `sh -c script` (`$0` the binary, `$@` the worker's arguments): once it printed its metrics
+/// address, both pipes' read ends are closed here, as they are when the `horst up` that reads
+/// them dies. Answers the shell, and the worker's pid (the script prints `worker <pid>` when
+/// it is not the worker itself).
+fn a_worker_whose_pipes_are_gone(
+    script: &str,
+    redis_url: &str,
+    data: &std::path::Path,
+    env: &[(&str, &str)],
+) -> (std::process::Child, u32) {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_horst"))
+        .args(["worker", "--redis", redis_url, "--data"])
+        .arg(data)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("HORST_WORKER_METRICS_LISTEN", "127.0.0.1:0");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("HORST_") {
+            cmd.env_remove(k);
+        }
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut sh = cmd.spawn().expect("spawn sh");
+    let out = sh.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    // Reads until the worker runs, then drops the read end of its stdout.
+    std::thread::spawn(move || {
+        let mut pid = None;
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if let Some(p) = line.strip_prefix("worker ") {
+                pid = p.trim().parse::<u32>().ok();
+            }
+            if line.contains("metrics on http://") {
+                let _ = tx.send(pid);
+                return;
+            }
+        }
+    });
+    let pid = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the worker never printed its metrics address")
+        .unwrap_or(sh.id());
+    drop(sh.stderr.take());
+    (sh, pid)
+}
+
+/// SIGKILLs `pid` when dropped (a worker a failed test left behind).
+struct KillOnDrop(u32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        unsafe {
+            libc::kill(self.0 as i32, libc::SIGKILL);
+        }
+    }
+}
+
+/// A worker whose log pipe is broken (what its stderr is once the `horst up` relaying it
+/// died) stops on SIGTERM. Before, every log line it wrote panicked the task that wrote it
+/// (tracing-subscriber reports a failed write with `eprintln!`, which panics on the broken
+/// pipe): the signal task died logging "shutting down" before it started the shutdown, and
+/// the worker ignored every SIGTERM after, a second one too (found as an orphaned worker
+/// child left by the test suite, 2026-12-08).
+#[test]
+fn a_worker_whose_log_pipe_is_broken_still_stops_on_sigterm() {
+    let redis = horst_testkit::RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut worker, pid) =
+        a_worker_whose_pipes_are_gone("exec \"$0\" \"$@\"", &redis.url(), dir.path(), &[]);
+    let _guard = KillOnDrop(pid);
+    // A line or two written into the broken pipe before the signal.
+    std::thread::sleep(Duration::from_millis(500));
+    unsafe {
+        libc::kill(pid as i32, libc::SIGTERM);
+    }
+    let start = std::time::Instant::now();
+    let mut status = None;
+    while status.is_none() && start.elapsed() < Duration::from_secs(60) {
+        status = worker.try_wait().unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = status.expect("the worker ignored SIGTERM with its log pipe broken");
+    assert!(status.success(), "{status}");
+}
+
+/// `horst up`'s worker child stops by itself once up is gone, whatever became of up's
+/// parent-death signal (PR_SET_PDEATHSIG is tied to the thread that forked, not the
+/// process; it is lost when up dies between the fork and the `prctl`, and an exec of a binary
+/// with file capabilities clears it). Here up is a shell that sets none, killed -9, with the
+/// worker's pipes to it broken as they are when up dies. Before, the worker ran on forever
+/// with no parent.
+#[test]
+fn a_worker_child_whose_up_is_gone_stops_by_itself() {
+    let redis = horst_testkit::RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut up, pid) = a_worker_whose_pipes_are_gone(
+        "\"$0\" \"$@\" & echo \"worker $!\"; wait",
+        &redis.url(),
+        dir.path(),
+        &[(horst_worker::PROCESS_TAG_ENV, "0a0b0c")],
+    );
+    let _guard = KillOnDrop(pid);
+    assert_ne!(pid, up.id(), "the worker is the shell's child");
+    assert!(process_alive(pid));
+    up.kill().unwrap();
+    up.wait().unwrap();
+    assert!(
+        wait_gone(pid, Duration::from_secs(60)),
+        "the worker child {pid} outlived its up by 60 s"
+    );
 }
