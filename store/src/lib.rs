@@ -29,6 +29,7 @@ mod lua_shake;
 mod notifier;
 mod primary;
 pub mod random;
+mod resp;
 pub mod script;
 mod server_clock;
 pub mod trail;

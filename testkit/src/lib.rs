@@ -20,7 +20,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use horst_redis_process::{free_port, Listen, RedisOptions, RedisProcess};
+/// Where a test server listens ([`RedisServer::start_with`] may put it on a unix socket).
+pub use horst_redis_process::Listen;
+use horst_redis_process::{free_port, RedisOptions, RedisProcess};
 
 mod cluster;
 mod cut;
