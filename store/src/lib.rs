@@ -29,7 +29,6 @@ mod lua_shake;
 mod notifier;
 mod primary;
 pub mod random;
-mod resp;
 pub mod script;
 mod server_clock;
 pub mod trail;

@@ -20,21 +20,13 @@
 //! An observer ([`Notifier::observe`]) hears every message, waited on or not, and every gap
 //! (a lost or new connection, when messages may have been missed): the session layer keeps
 //! its cached records current with it.
-//!
-//! The connection is the listener's own, not redis-rs's: a TCP stream or a unix socket (what
-//! the store's URL names; the redis crate is built without TLS, so there is no `rediss://`),
-//! `AUTH` as the URL says, one `PSUBSCRIBE` of every pattern, `PING` every [`PING_EVERY`],
-//! and replies read in place by [`crate::resp`] on the listener's task: a message costs no
-//! allocation but the payload copied for a channel someone waits on.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use futures_util::StreamExt;
 use tokio::sync::watch;
-
-use crate::resp::{self, Reader, Reply};
 
 /// What a waiter sees: a counter that moves on every message, and the latest payload
 /// (`None` after a reconnect: messages may have been missed, read the state).
@@ -228,9 +220,8 @@ async fn listen(
     // Connecting and subscribing are bounded like the PING: a node that accepts the
     // connection and then never answers (frozen, or the flow black-holed) would otherwise
     // hold the listener, and every wake-up of the process, until it came back.
-    let info = client.get_connection_info();
-    let mut conn = match tokio::time::timeout(PING_LIMIT, Subscriber::connect(info)).await {
-        Ok(Ok(c)) => c,
+    let mut pubsub = match tokio::time::timeout(PING_LIMIT, client.get_async_pubsub()).await {
+        Ok(Ok(p)) => p,
         Ok(Err(e)) => {
             tracing::debug!(error = %e, "pub/sub connection failed; retrying");
             return None;
@@ -240,15 +231,17 @@ async fn listen(
             return None;
         }
     };
-    match tokio::time::timeout(PING_LIMIT, conn.psubscribe(patterns)).await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => {
-            tracing::warn!(patterns = ?patterns, error = %e, "PSUBSCRIBE failed; retrying");
-            return None;
-        }
-        Err(_) => {
-            tracing::warn!(patterns = ?patterns, "PSUBSCRIBE not answered within {PING_LIMIT:?}; retrying");
-            return None;
+    for p in patterns {
+        match tokio::time::timeout(PING_LIMIT, pubsub.psubscribe(p)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(pattern = %p, error = %e, "PSUBSCRIBE failed; retrying");
+                return None;
+            }
+            Err(_) => {
+                tracing::warn!(pattern = %p, "PSUBSCRIBE not answered within {PING_LIMIT:?}; retrying");
+                return None;
+            }
         }
     }
     let subscribed = tokio::time::Instant::now();
@@ -257,250 +250,52 @@ async fn listen(
     // learn it before the first message of this connection.
     tell(observers, Heard::Gap);
     wake_all(waiters);
+    let (mut sink, mut stream) = pubsub.split();
     // A connection whose peer vanished without a reset (a host gone, a NAT or firewall that
     // dropped the idle flow) delivers nothing and reports nothing: without a question now
     // and then, this task would wait for ever and every wake-up of the process be lost.
     let mut beat = tokio::time::interval(PING_EVERY);
     beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     beat.tick().await;
-    // When the PING asked and not yet answered must have its answer.
-    let mut answer_by: Option<tokio::time::Instant> = None;
     loop {
-        // Every whole reply read so far, in order (a reply may follow a message in one read).
-        loop {
-            let (reply, used) = match conn.reader.next() {
-                Ok(Some(r)) => r,
-                Ok(None) => break,
-                Err(e) => {
-                    tracing::warn!(error = %e, "pub/sub connection: an unreadable reply; reconnecting");
-                    return Some(subscribed.elapsed());
+        let msg = tokio::select! {
+            msg = stream.next() => msg,
+            _ = beat.tick() => {
+                match tokio::time::timeout(PING_LIMIT, sink.ping::<redis::Value>()).await {
+                    Ok(Ok(_)) => continue,
+                    Ok(Err(e)) => tracing::warn!(error = %e, "pub/sub connection: PING failed; reconnecting"),
+                    Err(_) => tracing::warn!(
+                        "pub/sub connection: no answer to PING within {PING_LIMIT:?}; reconnecting"
+                    ),
                 }
-            };
-            match reply {
-                Reply::Message { channel, payload } => {
-                    deliver(channel, payload, waiters, observers)
-                }
-                Reply::Pong => answer_by = None,
-                Reply::Error(e) => {
-                    tracing::warn!(error = %String::from_utf8_lossy(e), "pub/sub connection: Redis answered with an error; reconnecting");
-                    return Some(subscribed.elapsed());
-                }
-                Reply::Subscribed | Reply::Ok | Reply::Other => {}
-            }
-            conn.reader.consume(used);
-        }
-        tokio::select! {
-            read = conn.read() => match read {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!(error = %e, "pub/sub connection: reading failed; reconnecting");
-                    return Some(subscribed.elapsed());
-                }
-            },
-            _ = beat.tick(), if answer_by.is_none() => {
-                match tokio::time::timeout(PING_LIMIT, conn.send(PING)).await {
-                    Ok(Ok(())) => answer_by = Some(tokio::time::Instant::now() + PING_LIMIT),
-                    Ok(Err(e)) => {
-                        tracing::warn!(error = %e, "pub/sub connection: PING failed; reconnecting");
-                        return Some(subscribed.elapsed());
-                    }
-                    Err(_) => {
-                        tracing::warn!("pub/sub connection: PING not sent within {PING_LIMIT:?}; reconnecting");
-                        return Some(subscribed.elapsed());
-                    }
-                }
-            }
-            _ = sleep_until(answer_by) => {
-                tracing::warn!(
-                    "pub/sub connection: no answer to PING within {PING_LIMIT:?}; reconnecting"
-                );
                 return Some(subscribed.elapsed());
             }
+        };
+        let Some(msg) = msg else { break };
+        let channel = msg.get_channel_name();
+        tell(
+            observers,
+            Heard::Message {
+                channel,
+                payload: msg.get_payload_bytes(),
+            },
+        );
+        let waiters = waiters.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(tx) = waiters.get(channel) {
+            // Decoded only for channels someone waits on (most messages have no waiter here).
+            let payload: Option<Arc<str>> = msg
+                .get_payload::<String>()
+                .ok()
+                .filter(|p| !p.is_empty())
+                .map(Arc::from);
+            tx.send_modify(|w| {
+                w.count += 1;
+                w.payload = payload;
+            });
         }
     }
     tracing::warn!("pub/sub connection lost; reconnecting");
     Some(subscribed.elapsed())
-}
-
-/// Sleeps until `at`; for ever when there is none.
-async fn sleep_until(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// A message heard: every observer, then the channel's waiters.
-fn deliver(channel: &[u8], payload: &[u8], waiters: &Waiters, observers: &Observers) {
-    let channel = std::str::from_utf8(channel).unwrap_or("?");
-    tell(observers, Heard::Message { channel, payload });
-    let waiters = waiters.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(tx) = waiters.get(channel) {
-        // Copied only for channels someone waits on (most messages have no waiter here).
-        let payload: Option<Arc<str>> = std::str::from_utf8(payload)
-            .ok()
-            .filter(|p| !p.is_empty())
-            .map(Arc::from);
-        tx.send_modify(|w| {
-            w.count += 1;
-            w.payload = payload;
-        });
-    }
-}
-
-/// `PING` as RESP.
-const PING: &[u8] = b"*1\r\n$4\r\nPING\r\n";
-
-/// Both ends of the listener's connection: TCP or a unix socket.
-trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
-impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
-
-/// The listener's connection of its own: commands written as RESP, replies read by
-/// [`crate::resp`] (redis-rs's pub/sub connection parsed each message into `redis::Value`s
-/// through its combinator parser, on a task of its own, and handed it over a channel).
-struct Subscriber {
-    io: Box<dyn Io>,
-    reader: Reader,
-}
-
-/// Why a connection could not be made or subscribed (logged; the listener retries).
-#[derive(Debug)]
-enum ConnectError {
-    Io(std::io::Error),
-    /// Redis answered with an error (`AUTH`, `PSUBSCRIBE`), its text.
-    Refused(String),
-    Resp(crate::resp::RespError),
-    Closed,
-    /// An address this build cannot connect to (TLS: the redis crate is built without it,
-    /// so a `rediss://` URL is refused before any connection is made).
-    Unsupported(String),
-}
-
-impl std::fmt::Display for ConnectError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ConnectError::Io(e) => write!(f, "{e}"),
-            ConnectError::Refused(e) => write!(f, "Redis refused: {e}"),
-            ConnectError::Resp(e) => write!(f, "{e}"),
-            ConnectError::Closed => write!(f, "Redis closed the connection"),
-            ConnectError::Unsupported(a) => write!(f, "cannot connect to {a}"),
-        }
-    }
-}
-
-impl From<std::io::Error> for ConnectError {
-    fn from(e: std::io::Error) -> ConnectError {
-        ConnectError::Io(e)
-    }
-}
-
-impl Subscriber {
-    /// Connects where `info` says (a TCP address or a unix socket) and authenticates as it
-    /// says (`AUTH [user] password`, as redis-rs did). The database is not selected:
-    /// pub/sub channels belong to no database.
-    async fn connect(info: &redis::ConnectionInfo) -> Result<Subscriber, ConnectError> {
-        let io: Box<dyn Io> = match info.addr() {
-            redis::ConnectionAddr::Tcp(host, port) => {
-                let stream = tokio::net::TcpStream::connect((host.as_str(), *port)).await?;
-                stream.set_nodelay(info.tcp_settings().nodelay())?;
-                Box::new(stream)
-            }
-            #[cfg(unix)]
-            redis::ConnectionAddr::Unix(path) => {
-                Box::new(tokio::net::UnixStream::connect(path).await?)
-            }
-            other => return Err(ConnectError::Unsupported(other.to_string())),
-        };
-        let mut conn = Subscriber {
-            io,
-            reader: Reader::new(),
-        };
-        let settings = info.redis_settings();
-        if let Some(password) = settings.password() {
-            let mut auth = Vec::new();
-            match settings.username() {
-                Some(user) => {
-                    resp::command(&mut auth, &[b"AUTH", user.as_bytes(), password.as_bytes()])
-                }
-                None => resp::command(&mut auth, &[b"AUTH", password.as_bytes()]),
-            }
-            conn.send(&auth).await?;
-            loop {
-                match conn.reply().await? {
-                    (Reply::Ok, used) => {
-                        conn.reader.consume(used);
-                        break;
-                    }
-                    (Reply::Error(e), _) => {
-                        return Err(ConnectError::Refused(String::from_utf8_lossy(e).into()))
-                    }
-                    (_, used) => conn.reader.consume(used),
-                }
-            }
-        }
-        Ok(conn)
-    }
-
-    /// `PSUBSCRIBE` to every pattern (one command), back when each is confirmed. What
-    /// follows the last confirmation stays in the reader for the listener.
-    async fn psubscribe(&mut self, patterns: &[String]) -> Result<(), ConnectError> {
-        if patterns.is_empty() {
-            return Ok(());
-        }
-        let mut command = Vec::new();
-        let mut args: Vec<&[u8]> = vec![b"PSUBSCRIBE"];
-        args.extend(patterns.iter().map(|p| p.as_bytes()));
-        resp::command(&mut command, &args);
-        self.send(&command).await?;
-        let mut confirmed = 0;
-        while confirmed < patterns.len() {
-            let (reply, used) = self.reply().await?;
-            match reply {
-                Reply::Subscribed => confirmed += 1,
-                Reply::Error(e) => {
-                    return Err(ConnectError::Refused(String::from_utf8_lossy(e).into()))
-                }
-                // Nothing else comes before the confirmations of one command; were it to,
-                // it comes before the gap every waiter is woken for.
-                _ => {}
-            }
-            self.reader.consume(used);
-        }
-        Ok(())
-    }
-
-    /// Writes `bytes` (a command or several) whole.
-    async fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.io.write_all(bytes).await?;
-        self.io.flush().await
-    }
-
-    /// Reads what the connection has into the reader: how many bytes (0: closed).
-    async fn read(&mut self) -> std::io::Result<usize> {
-        self.io.read_buf(self.reader.room()).await
-    }
-
-    /// The next whole reply, reading until it is there (not consumed: the caller does).
-    async fn reply(&mut self) -> Result<(Reply<'_>, usize), ConnectError> {
-        // Read until a whole reply is buffered; then parse it again to hand it out (the
-        // borrow of one loop turn cannot outlive it).
-        loop {
-            match self.reader.next() {
-                Ok(Some(_)) => break,
-                Ok(None) => {}
-                Err(e) => return Err(ConnectError::Resp(e)),
-            }
-            if self.read().await? == 0 {
-                return Err(ConnectError::Closed);
-            }
-        }
-        match self.reader.next() {
-            Ok(Some(r)) => Ok(r),
-            Ok(None) => Err(ConnectError::Closed),
-            Err(e) => Err(ConnectError::Resp(e)),
-        }
-    }
 }
 
 fn tell(observers: &Observers, heard: Heard<'_>) {

@@ -20,9 +20,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-/// Where a test server listens ([`RedisServer::start_with`] may put it on a unix socket).
-pub use horst_redis_process::Listen;
-use horst_redis_process::{free_port, RedisOptions, RedisProcess};
+use horst_redis_process::{free_port, Listen, RedisOptions, RedisProcess};
 
 mod cluster;
 mod cut;
