@@ -1447,7 +1447,7 @@ impl Queue {
                 JobState::Cancelled,
                 FailureCode::Cancelled,
                 "the admission's answer was lost, so its caller was told it failed; the job was dropped before it started and nothing was charged; call again (the same idempotencyKey starts afresh)",
-                true,
+                DropAs::Unclear,
             ),
         )
         .await;
@@ -1877,12 +1877,12 @@ impl Queue {
     ) -> Result<bool, QueueError> {
         // Two steps (cancel.lua, cluster note): the record names the day and idempotency keys.
         let names = self.job_names(id).await?;
-        self.cancel_named(id, &names, state, code, message, false)
+        self.cancel_named(id, &names, state, code, message, DropAs::Asked)
             .await
     }
 
-    /// [`Queue::cancel_queued`] with the job's names known (read from its record, or sent
-    /// with its admission): one step, with `whole` one message (`Call::run_whole`).
+    /// [`Queue::cancel_queued`] with the job's names known (read from its record, sent with
+    /// its admission, or read for the orphans' sweep): one step, sent as `how` says.
     /// cancel.lua drops nothing if the record says otherwise.
     async fn cancel_named(
         &self,
@@ -1891,7 +1891,7 @@ impl Queue {
         state: JobState,
         code: FailureCode,
         message: &str,
-        whole: bool,
+        how: DropAs,
     ) -> Result<bool, QueueError> {
         let Some(lane) = names.lane else {
             return Ok(false);
@@ -1914,10 +1914,13 @@ impl Queue {
             .arg(&names.account)
             .arg(&names.day)
             .arg(&names.idem)
-            .arg("");
-        let dropped: Applied = match whole {
-            true => call.run_whole().await?,
-            false => call.run().await?,
+            .arg(match how {
+                DropAs::Orphan => names.waiter.as_str(),
+                DropAs::Asked | DropAs::Unclear => "",
+            });
+        let dropped: Applied = match how {
+            DropAs::Unclear => call.run_whole().await?,
+            DropAs::Asked | DropAs::Orphan => call.run().await?,
         };
         Ok(dropped == Applied::Done)
     }
@@ -3215,6 +3218,19 @@ impl Drop for CancelGuard {
 }
 
 /// A job's account, day, idempotency key and waiter, which name its other keys.
+/// How a queued job's drop (cancel.lua, [`Queue::cancel_named`]) is sent.
+#[derive(Debug, Clone, Copy)]
+enum DropAs {
+    /// Asked for (an operator, a stop, a wait's end): by the script's SHA, whoever waits.
+    Asked,
+    /// After an admission whose answer was lost: one message with the script's source
+    /// (`Call::run_whole`), so a one-way partition cannot hold a first step's answer.
+    Unclear,
+    /// Its caller's API process is gone (`drop_orphans`): only while the record names that
+    /// waiter and its presence is still gone.
+    Orphan,
+}
+
 struct JobNames {
     account: String,
     day: String,

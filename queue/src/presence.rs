@@ -111,31 +111,24 @@ impl Queue {
             .iter()
             .filter(|(_, _, f)| gone.contains(f[3].as_str()))
         {
-            let (account, day, idem, waiter) = (&f[0], &f[1], &f[2], &f[3]);
-            let presence = self.callers_key(waiter);
-            let reply: Applied = scripts::CANCEL
-                .call(&self.store)
-                .key(self.job_key(id))
-                .key(keys::lane(&self.store, *lane))
-                .key(keys::fair(&self.store))
-                .key(self.budget_key(day))
-                .key(self.idem_key(account, idem))
-                .key(&presence)
-                .key(keys::clock(&self.store))
-                .key(keys::ended(&self.store))
-                .arg(id)
-                .arg(JobState::Cancelled.as_str())
-                .arg(crate::FailureCode::Cancelled.as_str())
-                .arg(ORPHAN_MESSAGE)
-                .arg(self.settings.job_ttl_seconds())
-                .arg(self.done_channel(id))
-                .arg(account)
-                .arg(day)
-                .arg(idem)
-                .arg(waiter)
-                .run()
+            let names = crate::JobNames {
+                account: f[0].clone(),
+                day: f[1].clone(),
+                idem: f[2].clone(),
+                waiter: f[3].clone(),
+                lane: Some(*lane),
+            };
+            let done = self
+                .cancel_named(
+                    id,
+                    &names,
+                    JobState::Cancelled,
+                    crate::FailureCode::Cancelled,
+                    ORPHAN_MESSAGE,
+                    crate::DropAs::Orphan,
+                )
                 .await?;
-            if reply == Applied::Done {
+            if done {
                 dropped.push(id.clone());
             }
         }
